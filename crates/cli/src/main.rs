@@ -1,0 +1,51 @@
+//! The `portcullis` binary: command-line front door to the analysis (and, as they
+//! arrive, the engine). It translates arguments to calls and results to output;
+//! it decides nothing itself.
+
+mod analyze;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "portcullis",
+    version,
+    about = "A permission kernel for AI coding agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Subcommand)]
+enum Commands {
+    /// Show every command a shell text could run, its effects and its opaque parts.
+    Analyze(analyze::AnalyzeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout with success, usage errors to stderr.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Commands::Analyze(args) => analyze::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("portcullis: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,3815 @@
+//! The program knowledge base: what common programs do with their arguments.
+//!
+//! One table ([`PROGRAMS`]) says, per program, which options take values, what
+//! its operands are (paths read, written, deleted, moved), which options execute
+//! or load code, and whether it uses the network. Programs whose argument
+//! language is richer than options and operands (`git`, `find`, `sed`, `awk`,
+//! `tar`, `curl` …) name a [`Special`] reader; those readers live below the
+//! table and are the only program-specific code in the crate. Environment
+//! variables that load or run code are in [`ENV_VARS`].
+//!
+//! When a reader cannot follow an argument it reports an opaque part: a program
+//! that can run code it was given must never look harmless by accident.
+
+use std::ops::Range;
+
+use crate::model::{Effect, OpaqueReason};
+use crate::word::Word;
+
+/// What a program's operands (non-option arguments) are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// Not paths (`echo`, `kill`, `sleep`).
+    None,
+    /// Paths read (`cat`, `ls`, `grep` after its pattern).
+    Read,
+    /// Paths written or created (`touch`, `mkdir`, `tee`).
+    Write,
+    /// Paths removed (`rm`, `rmdir`).
+    Delete,
+    /// Sources read, the last operand written (`cp`, `install`).
+    CopyToLast,
+    /// Sources moved to the last operand (`mv`).
+    MoveToLast,
+    /// The first operand is not a path (a pattern, a mode, an owner), the rest are read.
+    SkipFirstRead,
+    /// The first operand is not a path, the rest are written (`chmod MODE FILE…`).
+    SkipFirstWrite,
+    /// The first operand is read, an optional second is written (`uniq IN OUT`).
+    ReadThenWrite,
+}
+
+/// What an option means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Its value is a path read.
+    ReadsValue,
+    /// Its value is a path written.
+    WritesValue,
+    /// Its value is shell text that will run.
+    ShellValue,
+    /// Its value names a program or code that will run (not shell text).
+    ExecValue,
+    /// The option makes the program run or load code not visible here.
+    Code,
+    /// The operands are edited in place (`sed -i`).
+    InPlace,
+    /// The first operand is not a pattern after all (`grep -e PAT`, `awk -f FILE`).
+    NoPatternOperand,
+}
+
+/// Program-specific readers for richer argument languages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    None,
+    Git,
+    Find,
+    Sed,
+    Awk,
+    Tar,
+    Curl,
+    Wget,
+    Dd,
+    Ssh,
+    Scp,
+    Rsync,
+    Ln,
+    Ed,
+    Gdb,
+    Sqlite,
+    Sql,
+    Interpreter,
+    Make,
+    PackageScripts,
+    Container,
+    Apt,
+    Zip,
+    Netcat,
+    Socat,
+    Editor,
+    Pager,
+    Man,
+}
+
+/// Knowledge about one program.
+pub struct ProgramSpec {
+    pub names: &'static [&'static str],
+    /// Options that take a value (`-n`, `--lines`); `--opt=value` is understood too.
+    pub valued: &'static [&'static str],
+    pub operands: Operands,
+    /// Options with a meaning beyond taking a value.
+    pub options: &'static [(&'static str, Role)],
+    /// Whether running the program uses the network.
+    pub network: bool,
+    pub special: Special,
+}
+
+const P: ProgramSpec = ProgramSpec {
+    names: &[],
+    valued: &[],
+    operands: Operands::None,
+    options: &[],
+    network: false,
+    special: Special::None,
+};
+
+use Operands as O;
+use Role as R;
+
+/// The table. Facts come from the programs' manuals and GTFOBins-style
+/// knowledge of which features run code.
+pub static PROGRAMS: &[ProgramSpec] = &[
+    // --- reading and inspecting -------------------------------------------------
+    ProgramSpec {
+        names: &[
+            "cat",
+            "tac",
+            "nl",
+            "od",
+            "hexdump",
+            "strings",
+            "md5sum",
+            "sha1sum",
+            "sha256sum",
+            "sha512sum",
+            "b2sum",
+            "cksum",
+            "base32",
+            "base64",
+            "file",
+            "stat",
+            "wc",
+            "rev",
+            "fold",
+            "fmt",
+            "expand",
+            "unexpand",
+            "column",
+        ],
+        valued: &["-n", "-w", "-t", "-s", "-N", "-j", "-A", "-f", "-m", "-c"],
+        operands: O::Read,
+        ..P
+    },
+    ProgramSpec {
+        names: &["head", "tail"],
+        valued: &[
+            "-n",
+            "-c",
+            "--lines",
+            "--bytes",
+            "-s",
+            "--sleep-interval",
+            "--pid",
+        ],
+        operands: O::Read,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "ls", "dir", "tree", "du", "df", "realpath", "readlink", "namei", "lsattr", "getfacl",
+        ],
+        valued: &[
+            "-I",
+            "--ignore",
+            "-w",
+            "--width",
+            "-T",
+            "-L",
+            "-P",
+            "--block-size",
+            "-B",
+            "--max-depth",
+            "-d",
+            "--exclude",
+            "-X",
+        ],
+        operands: O::Read,
+        ..P
+    },
+    ProgramSpec {
+        names: &["sort"],
+        valued: &[
+            "-k",
+            "--key",
+            "-t",
+            "--field-separator",
+            "-S",
+            "--buffer-size",
+            "-T",
+            "--temporary-directory",
+            "--parallel",
+            "--batch-size",
+            "--files0-from",
+        ],
+        operands: O::Read,
+        options: &[
+            ("-o", R::WritesValue),
+            ("--output", R::WritesValue),
+            ("--compress-program", R::ExecValue),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["uniq"],
+        valued: &[
+            "-f",
+            "-s",
+            "-w",
+            "--skip-fields",
+            "--skip-chars",
+            "--check-chars",
+        ],
+        operands: O::ReadThenWrite,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "cut", "paste", "join", "comm", "diff", "cmp", "sdiff", "diff3", "look", "csplit",
+            "split",
+        ],
+        valued: &[
+            "-d", "-f", "-c", "-b", "-t", "-1", "-2", "-o", "-e", "-j", "-U", "-C", "-L",
+            "--label", "-x", "-I", "-F", "-D", "-W", "-n", "-l", "-a",
+        ],
+        operands: O::Read,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "tr", "echo", "printf", "true", "false", "sleep", "seq", "yes", "date", "whoami", "id",
+            "uname", "hostname", "pwd", "basename", "dirname", "which", "type", "nproc", "uptime",
+            "groups", "tty", "arch", "getconf", "locale", "cal", "clear", "tput", "kill", "pkill",
+            "killall", "pgrep", "ps", "top", "free", "jobs", "wait", "cd", "pushd", "popd", "dirs",
+            "set", "shopt", "ulimit", "umask", "history", "exit", "return", "shift", "break",
+            "continue", ":", "test", "[", "expr", "getopts", "read", "disown", "suspend", "logout",
+            "times",
+        ],
+        valued: &["-d", "-s", "-n", "-t", "-u", "-p"],
+        ..P
+    },
+    ProgramSpec {
+        names: &["grep", "egrep", "fgrep", "zgrep"],
+        valued: &[
+            "-A",
+            "-B",
+            "-C",
+            "-m",
+            "--max-count",
+            "--include",
+            "--exclude",
+            "--exclude-dir",
+            "--color",
+            "--colour",
+            "-d",
+            "-D",
+            "--label",
+            "--context",
+            "--after-context",
+            "--before-context",
+        ],
+        operands: O::SkipFirstRead,
+        options: &[
+            ("-e", R::NoPatternOperand),
+            ("--regexp", R::NoPatternOperand),
+            ("-f", R::NoPatternOperand),
+            ("--file", R::NoPatternOperand),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["rg"],
+        valued: &[
+            "-A",
+            "-B",
+            "-C",
+            "-m",
+            "-g",
+            "--glob",
+            "--iglob",
+            "-t",
+            "--type",
+            "-T",
+            "--type-not",
+            "--type-add",
+            "-M",
+            "--max-columns",
+            "-j",
+            "--threads",
+            "--max-depth",
+            "-d",
+            "--color",
+            "--colors",
+            "-E",
+            "--encoding",
+            "--sort",
+            "--sortr",
+            "-r",
+            "--replace",
+            "--context",
+            "--after-context",
+            "--before-context",
+            "--max-count",
+            "--pre-glob",
+            "--ignore-file",
+            "--max-filesize",
+            "--path-separator",
+            "--field-match-separator",
+            "--dfa-size-limit",
+            "--regex-size-limit",
+        ],
+        operands: O::SkipFirstRead,
+        options: &[
+            ("-e", R::NoPatternOperand),
+            ("--regexp", R::NoPatternOperand),
+            ("-f", R::NoPatternOperand),
+            ("--file", R::NoPatternOperand),
+            ("--pre", R::ExecValue),
+            ("--files", R::NoPatternOperand),
+            ("--type-list", R::NoPatternOperand),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["ag", "ack"],
+        valued: &["-A", "-B", "-C", "-m", "-G", "--ignore", "--pager", "-g"],
+        operands: O::SkipFirstRead,
+        options: &[("--pager", R::ShellValue)],
+        ..P
+    },
+    ProgramSpec {
+        names: &["jq", "yq", "gojq"],
+        valued: &["--arg", "--argjson", "--indent", "--tab", "-L"],
+        operands: O::SkipFirstRead,
+        options: &[
+            ("-f", R::NoPatternOperand),
+            ("--from-file", R::NoPatternOperand),
+            ("--rawfile", R::ReadsValue),
+            ("--slurpfile", R::ReadsValue),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["xxd"],
+        valued: &["-c", "-g", "-l", "-s", "-o", "-n"],
+        operands: O::ReadThenWrite,
+        ..P
+    },
+    ProgramSpec {
+        names: &["less", "more", "most"],
+        valued: &[
+            "-b", "-h", "-j", "-k", "-p", "-P", "-t", "-T", "-x", "-y", "-z", "-#",
+        ],
+        operands: O::Read,
+        options: &[
+            ("-o", R::WritesValue),
+            ("-O", R::WritesValue),
+            ("--log-file", R::WritesValue),
+            ("--LOG-FILE", R::WritesValue),
+        ],
+        special: Special::Pager,
+        ..P
+    },
+    ProgramSpec {
+        names: &["man"],
+        valued: &["-M", "-S", "-s", "-L", "-m", "-C", "-E", "-R", "-r", "-e"],
+        special: Special::Man,
+        ..P
+    },
+    // --- writing, moving, deleting ---------------------------------------------
+    ProgramSpec {
+        names: &["rm", "rmdir", "unlink"],
+        operands: O::Delete,
+        ..P
+    },
+    ProgramSpec {
+        names: &["shred"],
+        valued: &["-n", "-s", "--iterations", "--size", "--random-source"],
+        operands: O::Write,
+        options: &[("-u", R::Code), ("--remove", R::Code)],
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "touch",
+            "mkdir",
+            "mkfifo",
+            "mknod",
+            "tee",
+            "truncate",
+            "fallocate",
+            "mktemp",
+        ],
+        valued: &[
+            "-m",
+            "--mode",
+            "-d",
+            "--date",
+            "-r",
+            "--reference",
+            "-t",
+            "-s",
+            "--size",
+            "-l",
+            "-o",
+            "-p",
+            "--tmpdir",
+            "--suffix",
+            "-Z",
+            "--context",
+        ],
+        operands: O::Write,
+        ..P
+    },
+    ProgramSpec {
+        names: &["cp", "install"],
+        valued: &[
+            "-S",
+            "--suffix",
+            "-m",
+            "--mode",
+            "-o",
+            "--owner",
+            "-g",
+            "--group",
+            "--backup",
+            "--sparse",
+            "--reflink",
+            "--preserve",
+            "--no-preserve",
+        ],
+        operands: O::CopyToLast,
+        options: &[
+            ("-t", R::WritesValue),
+            ("--target-directory", R::WritesValue),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["mv"],
+        valued: &["-S", "--suffix", "--backup"],
+        operands: O::MoveToLast,
+        options: &[
+            ("-t", R::WritesValue),
+            ("--target-directory", R::WritesValue),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &["ln", "link"],
+        valued: &["-S", "--suffix", "--backup"],
+        operands: O::CopyToLast,
+        options: &[
+            ("-t", R::WritesValue),
+            ("--target-directory", R::WritesValue),
+        ],
+        special: Special::Ln,
+        ..P
+    },
+    ProgramSpec {
+        names: &["chmod", "chown", "chgrp", "chcon", "setfacl"],
+        valued: &["--reference", "--from", "-m", "-x", "-M", "-X"],
+        operands: O::SkipFirstWrite,
+        ..P
+    },
+    ProgramSpec {
+        names: &["chattr"],
+        valued: &["-v", "-p"],
+        operands: O::SkipFirstWrite,
+        ..P
+    },
+    ProgramSpec {
+        names: &["dd"],
+        special: Special::Dd,
+        ..P
+    },
+    ProgramSpec {
+        names: &["patch"],
+        valued: &[
+            "-p", "-F", "-z", "-B", "-Y", "-V", "-g", "-D", "-r", "-o", "-d",
+        ],
+        operands: O::Write,
+        options: &[
+            ("-i", R::ReadsValue),
+            ("--input", R::ReadsValue),
+            ("-o", R::WritesValue),
+            ("--output", R::WritesValue),
+        ],
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "mkfs",
+            "mkfs.ext2",
+            "mkfs.ext3",
+            "mkfs.ext4",
+            "mkfs.xfs",
+            "mkfs.btrfs",
+            "mkfs.vfat",
+            "mkfs.fat",
+            "mkfs.ntfs",
+            "mkswap",
+            "wipefs",
+            "fdisk",
+            "sfdisk",
+            "cfdisk",
+            "parted",
+            "gdisk",
+            "sgdisk",
+            "blkdiscard",
+            "hdparm",
+            "badblocks",
+            "losetup",
+            "cryptsetup",
+        ],
+        valued: &["-t", "-L", "-b", "-c", "-n", "-o", "-U", "-F"],
+        operands: O::Write,
+        ..P
+    },
+    ProgramSpec {
+        names: &["mount", "umount", "swapon", "swapoff"],
+        valued: &["-t", "-o", "-L", "-U", "-O"],
+        operands: O::Write,
+        ..P
+    },
+    // --- archives and compression ---------------------------------------------
+    ProgramSpec {
+        names: &["tar", "bsdtar", "gtar"],
+        special: Special::Tar,
+        ..P
+    },
+    ProgramSpec {
+        names: &["zip"],
+        valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s"],
+        special: Special::Zip,
+        ..P
+    },
+    ProgramSpec {
+        names: &["unzip"],
+        valued: &["-P", "-x"],
+        operands: O::Read,
+        options: &[("-d", R::WritesValue)],
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "bunzip2",
+            "xz",
+            "unxz",
+            "zstd",
+            "unzstd",
+            "lz4",
+            "compress",
+            "uncompress",
+        ],
+        valued: &["-S", "--suffix", "-o", "-T", "--threads"],
+        operands: O::Write,
+        ..P
+    },
+    ProgramSpec {
+        names: &["zcat", "bzcat", "xzcat", "zless", "zmore"],
+        operands: O::Read,
+        ..P
+    },
+    // --- text processors with their own languages -------------------------------
+    ProgramSpec {
+        names: &["sed", "gsed"],
+        valued: &["-l", "--line-length"],
+        special: Special::Sed,
+        ..P
+    },
+    ProgramSpec {
+        names: &["awk", "gawk", "mawk", "nawk"],
+        special: Special::Awk,
+        ..P
+    },
+    ProgramSpec {
+        names: &["find", "gfind"],
+        special: Special::Find,
+        ..P
+    },
+    ProgramSpec {
+        names: &["ed", "red"],
+        operands: O::Write,
+        special: Special::Ed,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "vi", "vim", "nvim", "view", "ex", "vimdiff", "emacs", "nano", "pico", "micro",
+            "helix", "hx", "kak",
+        ],
+        operands: O::Write,
+        special: Special::Editor,
+        ..P
+    },
+    // --- network -------------------------------------------------------------------
+    ProgramSpec {
+        names: &["curl"],
+        special: Special::Curl,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &["wget"],
+        special: Special::Wget,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &["ssh"],
+        special: Special::Ssh,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &["scp", "sftp"],
+        special: Special::Scp,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &["rsync"],
+        special: Special::Rsync,
+        ..P
+    },
+    ProgramSpec {
+        names: &["nc", "ncat", "netcat", "telnet"],
+        special: Special::Netcat,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &["socat"],
+        special: Special::Socat,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "ping",
+            "ping6",
+            "dig",
+            "nslookup",
+            "host",
+            "traceroute",
+            "whois",
+            "ftp",
+            "gh",
+            "aws",
+            "gcloud",
+            "az",
+        ],
+        valued: &["-c", "-i", "-W", "-w", "-t", "-p", "-s", "-I"],
+        network: true,
+        ..P
+    },
+    // --- version control -----------------------------------------------------------
+    ProgramSpec {
+        names: &["git"],
+        special: Special::Git,
+        ..P
+    },
+    // --- interpreters, debuggers and databases --------------------------------------
+    ProgramSpec {
+        names: &[
+            "python",
+            "python2",
+            "python3",
+            "pypy",
+            "pypy3",
+            "node",
+            "nodejs",
+            "deno",
+            "bun",
+            "perl",
+            "ruby",
+            "php",
+            "lua",
+            "luajit",
+            "Rscript",
+            "tclsh",
+            "wish",
+            "expect",
+            "osascript",
+            "pwsh",
+            "powershell",
+            "java",
+            "jshell",
+            "groovy",
+            "scala",
+            "kotlin",
+            "julia",
+            "irb",
+            "erl",
+            "elixir",
+            "racket",
+            "guile",
+            "sbcl",
+            "ghci",
+            "runghc",
+            "ts-node",
+            "tsx",
+        ],
+        special: Special::Interpreter,
+        ..P
+    },
+    ProgramSpec {
+        names: &["gdb", "lldb"],
+        special: Special::Gdb,
+        ..P
+    },
+    ProgramSpec {
+        names: &["sqlite3", "sqlite"],
+        special: Special::Sqlite,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "psql",
+            "mysql",
+            "mariadb",
+            "mongo",
+            "mongosh",
+            "redis-cli",
+            "clickhouse-client",
+            "duckdb",
+        ],
+        special: Special::Sql,
+        network: true,
+        ..P
+    },
+    // --- builds and package managers (they run project-defined code) ----------------
+    ProgramSpec {
+        names: &[
+            "make", "gmake", "ninja", "cmake", "meson", "bazel", "just", "task", "rake", "ant",
+            "mvn", "gradle", "gradlew", "sbt", "dotnet", "msbuild",
+        ],
+        special: Special::Make,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "npm", "npx", "pnpm", "pnpx", "yarn", "cargo", "go", "pip", "pip3", "pipx", "uv",
+            "uvx", "poetry", "pdm", "hatch", "tox", "nox", "pytest", "bundle", "gem", "composer",
+            "mix", "stack", "cabal", "swift", "rustc", "gcc", "g++", "cc", "clang", "clang++",
+            "javac", "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "webpack", "vite",
+            "rollup", "esbuild",
+        ],
+        special: Special::PackageScripts,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "docker", "podman", "kubectl", "nerdctl", "ctr", "lxc", "vagrant", "helm",
+        ],
+        special: Special::Container,
+        network: true,
+        ..P
+    },
+    ProgramSpec {
+        names: &[
+            "apt", "apt-get", "aptitude", "dpkg", "dnf", "yum", "zypper", "pacman", "apk", "brew",
+            "snap", "flatpak", "port", "nix", "nix-env",
+        ],
+        special: Special::Apt,
+        ..P
+    },
+    // --- system state ------------------------------------------------------------
+    ProgramSpec {
+        names: &[
+            "shutdown",
+            "reboot",
+            "poweroff",
+            "halt",
+            "init",
+            "telinit",
+            "systemctl",
+            "service",
+            "crontab",
+            "at",
+            "batch",
+            "chsh",
+            "passwd",
+            "useradd",
+            "userdel",
+            "usermod",
+            "visudo",
+            "modprobe",
+            "insmod",
+            "rmmod",
+            "sysctl",
+            "iptables",
+            "nft",
+            "ufw",
+        ],
+        options: &[],
+        special: Special::None,
+        ..P
+    },
+];
+
+/// Programs that run a command they are given but whose options are not in the
+/// wrapper table: their call is opaque, never silently "just a program".
+pub static UNMODELLED_RUNNERS: &[&str] = &[
+    "unshare",
+    "nsenter",
+    "firejail",
+    "bwrap",
+    "systemd-run",
+    "proot",
+    "fakeroot",
+    "fakechroot",
+    "valgrind",
+    "perf",
+    "ltrace",
+    "catchsegv",
+    "parallel",
+    "dbus-run-session",
+    "ssh-agent",
+    "sg",
+    "newgrp",
+    "schroot",
+    "machinectl",
+    "lxc-attach",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "numactl",
+    "cpulimit",
+    "chrt",
+    "prlimit",
+    "setarch",
+    "linux32",
+    "linux64",
+    "faketime",
+    "entr",
+    "inotifywait",
+    "nodemon",
+    "tmux",
+    "screen",
+    "dtach",
+    "daemonize",
+    "start-stop-daemon",
+    "runcon",
+    "capsh",
+    "setpriv",
+    "xvfb-run",
+    "dbus-launch",
+    "eatmydata",
+    "ccache",
+    "sccache",
+    "distcc",
+    "hyperfine",
+    "retry",
+    "chpst",
+    "envdir",
+    "softlimit",
+    "setuidgid",
+];
+
+/// Looks a program up by the name used for knowledge: the name itself when it
+/// has no slash, or its basename when it lives in a standard system directory.
+/// A program elsewhere (`./cat`, `/tmp/rm`) is unknown: its name says nothing
+/// about what it does.
+pub fn lookup_key(program: &str) -> Option<&str> {
+    const SYSTEM_DIRS: &[&str] = &[
+        "/bin/",
+        "/usr/bin/",
+        "/usr/local/bin/",
+        "/sbin/",
+        "/usr/sbin/",
+        "/usr/local/sbin/",
+    ];
+    if !program.contains('/') {
+        return Some(program);
+    }
+    let dir_end = program.rfind('/').map(|i| i + 1).unwrap_or(0);
+    let (dir, base) = program.split_at(dir_end);
+    SYSTEM_DIRS.contains(&dir).then_some(base)
+}
+
+/// The spec for a program name, if the table has one.
+pub fn spec(name: &str) -> Option<&'static ProgramSpec> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
+
+/// Shells: their `-c` text, script operand or stdin is code.
+pub fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash"
+            | "dash"
+            | "zsh"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "yash"
+            | "posh"
+            | "fish"
+            | "rbash"
+            | "tcsh"
+            | "csh"
+    )
+}
+
+/// An environment variable that loads or runs code.
+pub struct EnvVarRisk {
+    pub reason: &'static str,
+    /// The value is shell text (`PAGER`, `GIT_SSH_COMMAND`).
+    pub shell_text: bool,
+}
+
+impl EnvVarRisk {
+    /// The shell text inside a value (`LESSOPEN='|cmd %s'` → `cmd %s`).
+    pub fn text_of<'a>(&self, value: &'a str) -> &'a str {
+        value.trim_start_matches('|').trim_start_matches('|')
+    }
+}
+
+/// Variables that change what a program executes or loads. Names ending in `*`
+/// are prefixes.
+pub static ENV_VARS: &[(&str, EnvVarRisk)] = &[
+    (
+        "LD_PRELOAD",
+        EnvVarRisk {
+            reason: "loads a shared library into the program",
+            shell_text: false,
+        },
+    ),
+    (
+        "LD_LIBRARY_PATH",
+        EnvVarRisk {
+            reason: "changes where shared libraries are loaded from",
+            shell_text: false,
+        },
+    ),
+    (
+        "LD_AUDIT",
+        EnvVarRisk {
+            reason: "loads an audit library into the program",
+            shell_text: false,
+        },
+    ),
+    (
+        "DYLD_*",
+        EnvVarRisk {
+            reason: "changes dynamic loading",
+            shell_text: false,
+        },
+    ),
+    (
+        "PATH",
+        EnvVarRisk {
+            reason: "changes which programs names resolve to",
+            shell_text: false,
+        },
+    ),
+    (
+        "BASH_ENV",
+        EnvVarRisk {
+            reason: "bash runs this file before a script",
+            shell_text: false,
+        },
+    ),
+    (
+        "ENV",
+        EnvVarRisk {
+            reason: "sh runs this file at start",
+            shell_text: false,
+        },
+    ),
+    (
+        "SHELLOPTS",
+        EnvVarRisk {
+            reason: "changes shell behaviour",
+            shell_text: false,
+        },
+    ),
+    (
+        "BASHOPTS",
+        EnvVarRisk {
+            reason: "changes shell behaviour",
+            shell_text: false,
+        },
+    ),
+    (
+        "PS4",
+        EnvVarRisk {
+            reason: "expanded (with substitutions) when tracing",
+            shell_text: false,
+        },
+    ),
+    (
+        "PROMPT_COMMAND",
+        EnvVarRisk {
+            reason: "runs before each prompt",
+            shell_text: true,
+        },
+    ),
+    (
+        "IFS",
+        EnvVarRisk {
+            reason: "changes word splitting",
+            shell_text: false,
+        },
+    ),
+    (
+        "HOME",
+        EnvVarRisk {
+            reason: "changes which configuration files programs load",
+            shell_text: false,
+        },
+    ),
+    (
+        "XDG_CONFIG_HOME",
+        EnvVarRisk {
+            reason: "changes which configuration files programs load",
+            shell_text: false,
+        },
+    ),
+    (
+        "PAGER",
+        EnvVarRisk {
+            reason: "a command run to page output",
+            shell_text: true,
+        },
+    ),
+    (
+        "MANPAGER",
+        EnvVarRisk {
+            reason: "a command run to page manuals",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_PAGER",
+        EnvVarRisk {
+            reason: "a command git runs to page output",
+            shell_text: true,
+        },
+    ),
+    (
+        "EDITOR",
+        EnvVarRisk {
+            reason: "a command run to edit text",
+            shell_text: true,
+        },
+    ),
+    (
+        "VISUAL",
+        EnvVarRisk {
+            reason: "a command run to edit text",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_EDITOR",
+        EnvVarRisk {
+            reason: "a command git runs to edit text",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_SEQUENCE_EDITOR",
+        EnvVarRisk {
+            reason: "a command git runs to edit the rebase plan",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_SSH_COMMAND",
+        EnvVarRisk {
+            reason: "a command git runs instead of ssh",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_SSH",
+        EnvVarRisk {
+            reason: "a program git runs instead of ssh",
+            shell_text: false,
+        },
+    ),
+    (
+        "GIT_EXTERNAL_DIFF",
+        EnvVarRisk {
+            reason: "a program git runs to diff",
+            shell_text: true,
+        },
+    ),
+    (
+        "GIT_ASKPASS",
+        EnvVarRisk {
+            reason: "a program git runs for credentials",
+            shell_text: false,
+        },
+    ),
+    (
+        "SSH_ASKPASS",
+        EnvVarRisk {
+            reason: "a program ssh runs for credentials",
+            shell_text: false,
+        },
+    ),
+    (
+        "SUDO_ASKPASS",
+        EnvVarRisk {
+            reason: "a program sudo runs for credentials",
+            shell_text: false,
+        },
+    ),
+    (
+        "GIT_*",
+        EnvVarRisk {
+            reason: "git configuration from the environment (repository, config, hooks, programs)",
+            shell_text: false,
+        },
+    ),
+    (
+        "LESSOPEN",
+        EnvVarRisk {
+            reason: "a command less runs to preprocess files",
+            shell_text: true,
+        },
+    ),
+    (
+        "LESSCLOSE",
+        EnvVarRisk {
+            reason: "a command less runs after preprocessing",
+            shell_text: true,
+        },
+    ),
+    (
+        "PERL5OPT",
+        EnvVarRisk {
+            reason: "options (modules to load) for every perl",
+            shell_text: false,
+        },
+    ),
+    (
+        "PERL5LIB",
+        EnvVarRisk {
+            reason: "where perl loads modules from",
+            shell_text: false,
+        },
+    ),
+    (
+        "PERLLIB",
+        EnvVarRisk {
+            reason: "where perl loads modules from",
+            shell_text: false,
+        },
+    ),
+    (
+        "PYTHONPATH",
+        EnvVarRisk {
+            reason: "where python loads modules from",
+            shell_text: false,
+        },
+    ),
+    (
+        "PYTHONSTARTUP",
+        EnvVarRisk {
+            reason: "a file python runs at start",
+            shell_text: false,
+        },
+    ),
+    (
+        "PYTHONHOME",
+        EnvVarRisk {
+            reason: "where python loads its library from",
+            shell_text: false,
+        },
+    ),
+    (
+        "NODE_OPTIONS",
+        EnvVarRisk {
+            reason: "options (modules to require) for every node",
+            shell_text: false,
+        },
+    ),
+    (
+        "NODE_PATH",
+        EnvVarRisk {
+            reason: "where node loads modules from",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUBYOPT",
+        EnvVarRisk {
+            reason: "options (libraries to load) for every ruby",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUBYLIB",
+        EnvVarRisk {
+            reason: "where ruby loads libraries from",
+            shell_text: false,
+        },
+    ),
+    (
+        "JAVA_TOOL_OPTIONS",
+        EnvVarRisk {
+            reason: "options (agents to load) for every JVM",
+            shell_text: false,
+        },
+    ),
+    (
+        "_JAVA_OPTIONS",
+        EnvVarRisk {
+            reason: "options (agents to load) for every JVM",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUSTC_WRAPPER",
+        EnvVarRisk {
+            reason: "a program cargo runs around rustc",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUSTC_WORKSPACE_WRAPPER",
+        EnvVarRisk {
+            reason: "a program cargo runs around rustc",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUSTC",
+        EnvVarRisk {
+            reason: "the compiler cargo runs",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUSTDOC",
+        EnvVarRisk {
+            reason: "the documentation tool cargo runs",
+            shell_text: false,
+        },
+    ),
+    (
+        "CARGO_*",
+        EnvVarRisk {
+            reason: "cargo configuration from the environment (programs it runs)",
+            shell_text: false,
+        },
+    ),
+    (
+        "RUSTFLAGS",
+        EnvVarRisk {
+            reason: "compiler flags (linkers, plugins) for cargo builds",
+            shell_text: false,
+        },
+    ),
+    (
+        "CC",
+        EnvVarRisk {
+            reason: "the C compiler builds run",
+            shell_text: false,
+        },
+    ),
+    (
+        "CXX",
+        EnvVarRisk {
+            reason: "the C++ compiler builds run",
+            shell_text: false,
+        },
+    ),
+    (
+        "LDFLAGS",
+        EnvVarRisk {
+            reason: "linker flags for builds",
+            shell_text: false,
+        },
+    ),
+    (
+        "MAKEFLAGS",
+        EnvVarRisk {
+            reason: "options for every make",
+            shell_text: false,
+        },
+    ),
+    (
+        "NPM_CONFIG_*",
+        EnvVarRisk {
+            reason: "npm configuration from the environment (script shell, registry)",
+            shell_text: false,
+        },
+    ),
+    (
+        "npm_config_*",
+        EnvVarRisk {
+            reason: "npm configuration from the environment (script shell, registry)",
+            shell_text: false,
+        },
+    ),
+    (
+        "PIP_*",
+        EnvVarRisk {
+            reason: "pip configuration from the environment (index, build options)",
+            shell_text: false,
+        },
+    ),
+    (
+        "GOFLAGS",
+        EnvVarRisk {
+            reason: "go flags (-toolexec runs a program)",
+            shell_text: false,
+        },
+    ),
+    (
+        "BROWSER",
+        EnvVarRisk {
+            reason: "a program run to open URLs",
+            shell_text: true,
+        },
+    ),
+    (
+        "TERMINAL",
+        EnvVarRisk {
+            reason: "a program run as terminal",
+            shell_text: false,
+        },
+    ),
+    (
+        "SHELL",
+        EnvVarRisk {
+            reason: "the shell programs start for commands",
+            shell_text: false,
+        },
+    ),
+];
+
+/// The risk of an environment assignment, if any.
+pub fn env_var(name: &str) -> Option<&'static EnvVarRisk> {
+    ENV_VARS.iter().find_map(|(pattern, risk)| {
+        let hit = match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *pattern,
+        };
+        hit.then_some(risk)
+    })
+}
+
+/// What the knowledge base found in one call.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub effects: Vec<Effect>,
+    pub opaque: Vec<(OpaqueReason, String)>,
+    /// Shell text to analyse: (label for `via`, text, dynamic).
+    pub shell_texts: Vec<(String, String, bool)>,
+    /// Commands the program runs, as word ranges: (label, range, replaced string).
+    pub commands: Vec<(String, Range<usize>, Option<String>)>,
+}
+
+impl Findings {
+    fn read(&mut self, w: &Word) {
+        self.effects.push(Effect::Read {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    fn write(&mut self, w: &Word) {
+        self.effects.push(Effect::Write {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    fn write_path(&mut self, path: &str, dynamic: bool) {
+        self.effects.push(Effect::Write {
+            path: path.to_string(),
+            dynamic,
+        });
+    }
+    fn read_path(&mut self, path: &str, dynamic: bool) {
+        self.effects.push(Effect::Read {
+            path: path.to_string(),
+            dynamic,
+        });
+    }
+    fn delete(&mut self, w: &Word) {
+        self.effects.push(Effect::Delete {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    fn code(&mut self, program: &str, source: impl Into<String>, reason: impl Into<String>) {
+        self.effects.push(Effect::Code {
+            program: program.to_string(),
+            source: source.into(),
+            reason: reason.into(),
+        });
+    }
+    fn network(&mut self, program: &str, host: Option<String>) {
+        self.effects.push(Effect::Network {
+            program: program.to_string(),
+            host,
+        });
+    }
+    fn shell(&mut self, label: impl Into<String>, text: &str, dynamic: bool) {
+        self.shell_texts
+            .push((label.into(), text.to_string(), dynamic));
+    }
+    fn opaque(&mut self, reason: OpaqueReason, text: impl Into<String>) {
+        self.opaque.push((reason, text.into()));
+    }
+}
+
+/// An argument list split into options (with values) and operands.
+struct Split<'w> {
+    /// (option name as written, e.g. `-o` or `--output`, value if any, index of the option word)
+    options: Vec<(String, Option<&'w Word>, Option<String>)>,
+    operands: Vec<&'w Word>,
+}
+
+/// Splits arguments with a program's table. Unknown options are taken as flags.
+fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
+    let takes_value = |o: &str| {
+        spec.valued.contains(&o)
+            || spec.options.iter().any(|(name, role)| {
+                *name == o
+                    && matches!(
+                        role,
+                        R::ReadsValue
+                            | R::WritesValue
+                            | R::ShellValue
+                            | R::ExecValue
+                            | R::NoPatternOperand
+                    )
+                    && !matches!(o, "--files" | "--type-list")
+            })
+    };
+    let mut out = Split {
+        options: Vec::new(),
+        operands: Vec::new(),
+    };
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
+            out.operands.push(w);
+            i += 1;
+            continue;
+        }
+        if v == "--" {
+            only_operands = true;
+            i += 1;
+            continue;
+        }
+        if v.starts_with("--") {
+            if let Some((name, value)) = v.split_once('=') {
+                out.options
+                    .push((name.to_string(), None, Some(value.to_string())));
+            } else if takes_value(v) {
+                out.options.push((
+                    v.to_string(),
+                    args.get(i + 1),
+                    args.get(i + 1).map(|n| n.value.clone()),
+                ));
+                i += 1;
+            } else {
+                out.options.push((v.to_string(), None, None));
+            }
+            i += 1;
+            continue;
+        }
+        // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
+        let letters: Vec<char> = v[1..].chars().collect();
+        let mut k = 0;
+        while k < letters.len() {
+            let opt = format!("-{}", letters[k]);
+            if takes_value(&opt) {
+                let rest: String = letters[k + 1..].iter().collect();
+                if rest.is_empty() {
+                    out.options.push((
+                        opt,
+                        args.get(i + 1),
+                        args.get(i + 1).map(|n| n.value.clone()),
+                    ));
+                    i += 1;
+                } else {
+                    out.options.push((opt, None, Some(rest)));
+                }
+                break;
+            }
+            out.options.push((opt, None, None));
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Analyses one call of a known program. `words[0]` is the program; `stdin`
+/// is the known text on its standard input (empty when not known).
+pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findings {
+    let mut f = Findings::default();
+    if UNMODELLED_RUNNERS.contains(&name) {
+        f.opaque(
+            OpaqueReason::UnknownWrapperOption,
+            format!(
+                "{name} runs a command its options do not show here: {}",
+                join(words)
+            ),
+        );
+        return f;
+    }
+    let Some(spec) = spec(name) else {
+        return f;
+    };
+    let args = &words[1..];
+    if spec.network {
+        f.network(name, None);
+    }
+    match spec.special {
+        Special::None | Special::Ln | Special::Pager => generic(name, spec, args, &mut f),
+        Special::Git => git(args, &mut f),
+        Special::Find => find(args, &mut f),
+        Special::Sed => sed(spec, args, &mut f),
+        Special::Awk => awk(name, args, &mut f),
+        Special::Tar => tar(name, args, &mut f),
+        Special::Curl => curl(args, &mut f),
+        Special::Wget => wget(args, &mut f),
+        Special::Dd => dd(args, &mut f),
+        Special::Ssh => ssh(args, &mut f),
+        Special::Scp => scp(name, args, &mut f),
+        Special::Rsync => rsync(args, &mut f),
+        Special::Ed => ed(name, spec, args, stdin, &mut f),
+        Special::Gdb => gdb(name, args, &mut f),
+        Special::Sqlite => sqlite(name, args, stdin, &mut f),
+        Special::Sql => sql_client(name, args, stdin, &mut f),
+        Special::Interpreter => interpreter(name, args, stdin, &mut f),
+        Special::Make => make(name, args, &mut f),
+        Special::PackageScripts => package_scripts(name, args, &mut f),
+        Special::Container => container(name, args, &mut f),
+        Special::Apt => apt(name, args, &mut f),
+        Special::Zip => zip(spec, args, &mut f),
+        Special::Netcat => netcat(name, args, &mut f),
+        Special::Socat => socat(args, &mut f),
+        Special::Editor => editor(name, spec, args, &mut f),
+        Special::Man => man(args, &mut f),
+    }
+    if spec.special == Special::Ln {
+        // Writing through a new link writes its target: treat the target as written too.
+        let s = split(spec, args);
+        if let Some((_, targets)) = s.operands.split_last() {
+            targets.iter().for_each(|t| f.write(t));
+        }
+    }
+    if spec.special == Special::Pager {
+        for w in args {
+            if w.value.starts_with('+') {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} runs start-up commands {}", w.value),
+                );
+            }
+        }
+    }
+    f
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.value.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Options and operands by the table alone.
+fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+    let s = split(spec, args);
+    let mut pattern_given = false;
+    let mut in_place = false;
+    for (opt, word, value) in &s.options {
+        let role = spec.options.iter().find(|(o, _)| o == opt).map(|(_, r)| *r);
+        let dynamic = word.is_some_and(|w| w.dynamic);
+        match (role, value) {
+            (Some(R::ReadsValue), Some(v)) => f.read_path(v, dynamic),
+            (Some(R::WritesValue), Some(v)) => f.write_path(v, dynamic),
+            (Some(R::ShellValue), Some(v)) => f.shell(format!("{name} {opt}"), v, dynamic),
+            (Some(R::ExecValue), Some(v)) => {
+                f.code(name, opt.clone(), format!("runs the program {v}"));
+                f.shell(format!("{name} {opt}"), v, dynamic);
+            }
+            (Some(R::Code), _) => {
+                f.code(name, opt.clone(), "runs or loads code through this option")
+            }
+            (Some(R::InPlace), _) => in_place = true,
+            (Some(R::NoPatternOperand), Some(v)) => {
+                pattern_given = true;
+                if matches!(opt.as_str(), "-f" | "--file" | "--from-file") {
+                    f.read_path(v, dynamic);
+                }
+            }
+            (Some(R::NoPatternOperand), None) => pattern_given = true,
+            _ => {}
+        }
+    }
+    let ops = &s.operands;
+    match spec.operands {
+        O::None => {}
+        O::Read => ops.iter().for_each(|w| f.read(w)),
+        O::Write => ops.iter().for_each(|w| f.write(w)),
+        O::Delete => ops.iter().for_each(|w| f.delete(w)),
+        O::SkipFirstRead => ops
+            .iter()
+            .skip(usize::from(!pattern_given))
+            .for_each(|w| f.read(w)),
+        O::SkipFirstWrite => {
+            let reference = s.options.iter().any(|(o, _, _)| o == "--reference");
+            ops.iter()
+                .skip(usize::from(!reference))
+                .for_each(|w| f.write(w));
+        }
+        O::ReadThenWrite => {
+            if let Some(first) = ops.first() {
+                f.read(first);
+            }
+            if let Some(second) = ops.get(1) {
+                f.write(second);
+            }
+        }
+        O::CopyToLast | O::MoveToLast => {
+            let target = s
+                .options
+                .iter()
+                .find(|(o, _, _)| o == "-t" || o == "--target-directory");
+            let (sources, dest): (&[&Word], Option<String>) = match target {
+                Some((_, _, Some(dir))) => (&ops[..], Some(dir.clone())),
+                _ => match ops.split_last() {
+                    Some((last, rest)) => (rest, Some(last.value.clone())),
+                    None => (&[], None),
+                },
+            };
+            let dest_dynamic = ops.last().is_some_and(|w| w.dynamic);
+            for src in sources {
+                if spec.operands == O::MoveToLast {
+                    f.effects.push(Effect::Move {
+                        from: src.value.clone(),
+                        to: dest.clone().unwrap_or_default(),
+                        dynamic: src.dynamic || dest_dynamic,
+                    });
+                } else {
+                    f.read(src);
+                }
+            }
+            if let Some(d) = dest {
+                f.write_path(&d, dest_dynamic);
+            }
+        }
+    }
+    if in_place {
+        ops.iter().for_each(|w| f.write(w));
+    }
+}
+
+// ----- git ---------------------------------------------------------------------
+
+/// `git -c KEY=VALUE` keys whose value is a command git runs through the shell.
+const GIT_SHELL_KEYS: &[&str] = &[
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.fsmonitor",
+    "core.askpass",
+    "core.gitproxy",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+    "gpg.ssh.program",
+    "gpg.x509.program",
+    "credential.helper",
+    "uploadpack.packobjectshook",
+    "web.browser",
+];
+
+fn git(args: &[Word], f: &mut Findings) {
+    // Global options before the subcommand.
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        if w.dynamic {
+            f.opaque(
+                OpaqueReason::DynamicCode,
+                format!("git argument known only at run time: {}", w.value),
+            );
+            return;
+        }
+        let v = w.value.as_str();
+        if !v.starts_with('-') {
+            break;
+        }
+        let (opt, inline) = match v.split_once('=') {
+            Some((o, val)) => (o, Some(val.to_string())),
+            None => (v, None),
+        };
+        let takes = matches!(
+            opt,
+            "-c" | "-C"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--config-env"
+                | "--exec-path"
+                | "--super-prefix"
+                | "--list-cmds"
+                | "--attr-source"
+        );
+        let value = if takes && inline.is_none() && !(opt == "--exec-path" && v == "--exec-path") {
+            i += 1;
+            args.get(i).map(|n| (n.value.clone(), n.dynamic))
+        } else {
+            inline.map(|s| (s, false))
+        };
+        match opt {
+            "-c" => {
+                if let Some((kv, dynamic)) = value {
+                    git_config(&kv, dynamic, "git -c", f);
+                }
+            }
+            "--config-env" => f.code(
+                "git",
+                opt,
+                "sets configuration (which can name programs) from the environment",
+            ),
+            "--exec-path" if v.contains('=') => {
+                f.code("git", opt, "runs git's subcommands from another directory")
+            }
+            "--git-dir" | "--work-tree" => {
+                if let Some((dir, dynamic)) = value {
+                    f.read_path(&dir, dynamic);
+                }
+                f.code(
+                    "git",
+                    opt,
+                    "uses another repository, whose configuration can run programs",
+                )
+            }
+            "-C" => {
+                if let Some((dir, dynamic)) = value {
+                    f.read_path(&dir, dynamic);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(sub) = args.get(i) else { return };
+    let rest = &args[i + 1..];
+    let sub = sub.value.as_str();
+    let opt_value = |names: &[&str]| -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < rest.len() {
+            let v = rest[k].value.as_str();
+            for n in names {
+                if v == *n {
+                    if let Some(next) = rest.get(k + 1) {
+                        out.push((next.value.clone(), next.dynamic));
+                    }
+                } else if let Some(val) = v.strip_prefix(&format!("{n}=")) {
+                    out.push((val.to_string(), rest[k].dynamic));
+                } else if n.len() == 2
+                    && !n.starts_with("--")
+                    && v.starts_with(n)
+                    && v.len() > 2
+                    && !v.starts_with("--")
+                {
+                    out.push((v[2..].to_string(), rest[k].dynamic));
+                }
+            }
+            k += 1;
+        }
+        out
+    };
+    match sub {
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "submodule" | "remote" => {
+            f.network("git", None);
+            for (cmd, dynamic) in opt_value(&["--upload-pack", "-u", "--exec"]) {
+                f.code("git", "--upload-pack", "runs a program for the transport");
+                f.shell("git --upload-pack", &cmd, dynamic);
+            }
+            if sub == "clone" {
+                for (kv, dynamic) in opt_value(&["--config", "-c"]) {
+                    git_config(&kv, dynamic, "git clone -c", f);
+                }
+                for (dir, dynamic) in opt_value(&["--template"]) {
+                    f.code("git", "--template", format!("copies hooks from {dir}"));
+                    let _ = dynamic;
+                }
+            }
+            if sub == "submodule" && rest.iter().any(|w| w.value == "foreach") {
+                let pos = rest.iter().position(|w| w.value == "foreach").unwrap_or(0);
+                let cmd_words: Vec<&Word> = rest[pos + 1..]
+                    .iter()
+                    .filter(|w| !w.value.starts_with("--"))
+                    .collect();
+                let dynamic = cmd_words.iter().any(|w| w.dynamic);
+                let text = cmd_words
+                    .iter()
+                    .map(|w| w.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                f.shell("git submodule foreach", &text, dynamic);
+            }
+        }
+        "push" | "send-email" | "request-pull" => {
+            f.network("git", None);
+            for (cmd, dynamic) in opt_value(&["--receive-pack", "--exec"]) {
+                f.code("git", "--receive-pack", "runs a program for the transport");
+                f.shell("git --receive-pack", &cmd, dynamic);
+            }
+        }
+        "config" => {
+            let reading = rest.iter().any(|w| {
+                matches!(
+                    w.value.as_str(),
+                    "--get"
+                        | "--get-all"
+                        | "--get-regexp"
+                        | "-l"
+                        | "--list"
+                        | "--get-urlmatch"
+                        | "get"
+                        | "list"
+                        | "--show-origin"
+                )
+            });
+            if !reading {
+                let global = rest.iter().any(|w| w.value == "--global");
+                let system = rest.iter().any(|w| w.value == "--system");
+                let file = opt_value(&["--file", "-f"]).into_iter().next();
+                let target = match (file, global, system) {
+                    (Some((p, d)), _, _) => (p, d),
+                    (None, true, _) => ("~/.gitconfig".to_string(), false),
+                    (None, _, true) => ("/etc/gitconfig".to_string(), false),
+                    _ => (".git/config".to_string(), false),
+                };
+                f.write_path(&target.0, target.1);
+                let operands: Vec<&Word> =
+                    rest.iter().filter(|w| !w.value.starts_with('-')).collect();
+                let operands = match operands.first().map(|w| w.value.as_str()) {
+                    Some("set" | "add") => &operands[1..],
+                    _ => &operands[..],
+                };
+                if let [key, value, ..] = operands {
+                    f.code(
+                        "git",
+                        format!("config {}", key.value),
+                        "stores configuration that later git commands act on",
+                    );
+                    git_config(
+                        &format!("{}={}", key.value, value.value),
+                        value.dynamic || key.dynamic,
+                        "git config",
+                        f,
+                    );
+                }
+            }
+        }
+        "bisect" => {
+            if let Some(pos) = rest.iter().position(|w| w.value == "run") {
+                let start = i + 1 + pos + 1 + 1; // +1 for the program word in `words`
+                f.commands
+                    .push(("git bisect run".into(), start..args.len() + 1, None));
+            }
+        }
+        "rebase" => {
+            for (cmd, dynamic) in opt_value(&["--exec", "-x"]) {
+                f.shell("git rebase --exec", &cmd, dynamic);
+            }
+        }
+        "difftool" | "mergetool" => {
+            for (cmd, dynamic) in opt_value(&["--extcmd", "-x"]) {
+                f.shell(format!("git {sub} --extcmd"), &cmd, dynamic);
+            }
+            f.code("git", sub, "runs a configured diff or merge tool");
+        }
+        "grep" => {
+            for w in rest {
+                let v = w.value.as_str();
+                if v == "-O" || v == "--open-files-in-pager" {
+                    f.code("git", v, "runs the pager on the files");
+                } else if let Some(cmd) = v
+                    .strip_prefix("--open-files-in-pager=")
+                    .or_else(|| v.strip_prefix("-O").filter(|s| !s.is_empty()))
+                {
+                    f.code(
+                        "git",
+                        "--open-files-in-pager",
+                        "runs the given pager on the files",
+                    );
+                    f.shell("git grep -O", cmd, w.dynamic);
+                }
+            }
+        }
+        "filter-branch" => {
+            for w in rest.windows(2) {
+                if w[0].value.ends_with("-filter") {
+                    f.shell(
+                        format!("git filter-branch {}", w[0].value),
+                        &w[1].value,
+                        w[1].dynamic,
+                    );
+                }
+            }
+        }
+        "commit" | "merge" | "am" | "checkout" | "switch" | "cherry-pick" | "revert" => {
+            // Hooks in .git/hooks run; they are protected paths, not commands of this text.
+        }
+        _ => {}
+    }
+}
+
+/// A `KEY=VALUE` git setting: code-running keys and aliases are analysed.
+fn git_config(kv: &str, dynamic: bool, label: &str, f: &mut Findings) {
+    let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+    let lower = key.to_ascii_lowercase();
+    f.code(
+        "git",
+        format!("-c {key}"),
+        "sets configuration for this call; configuration can name programs git runs",
+    );
+    let shell_key = GIT_SHELL_KEYS.contains(&lower.as_str())
+        || lower.starts_with("pager.")
+        || (lower.starts_with("diff.")
+            && (lower.ends_with(".textconv") || lower.ends_with(".command")))
+        || (lower.starts_with("merge.") && lower.ends_with(".driver"))
+        || (lower.starts_with("filter.")
+            && (lower.ends_with(".clean")
+                || lower.ends_with(".smudge")
+                || lower.ends_with(".process")))
+        || (lower.starts_with("remote.")
+            && (lower.ends_with(".uploadpack") || lower.ends_with(".receivepack")))
+        || (lower.starts_with("credential.") && lower.ends_with(".helper"));
+    if lower.starts_with("alias.") {
+        if let Some(cmd) = value.strip_prefix('!') {
+            f.shell(format!("{label} {key}"), cmd, dynamic);
+        }
+    } else if shell_key && !value.is_empty() && !matches!(value, "true" | "false") {
+        f.shell(
+            format!("{label} {key}"),
+            value.trim_start_matches('!'),
+            dynamic,
+        );
+    } else if lower == "include.path"
+        || lower.starts_with("includeif.")
+        || lower == "core.hookspath"
+        || lower == "core.worktree"
+        || lower == "init.templatedir"
+    {
+        f.code(
+            "git",
+            format!("-c {key}"),
+            format!("loads configuration or hooks from {value}"),
+        );
+    }
+}
+
+// ----- find ----------------------------------------------------------------------
+
+/// `find` tests and actions that take one argument.
+const FIND_ONE_ARG: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-size",
+    "-mtime",
+    "-atime",
+    "-ctime",
+    "-mmin",
+    "-amin",
+    "-cmin",
+    "-used",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-fstype",
+    "-printf",
+    "-regextype",
+    "-context",
+    "-files0-from",
+    "-D",
+    "-O",
+];
+
+fn find(args: &[Word], f: &mut Findings) {
+    // Leading paths (and -H/-L/-P) come before the expression.
+    let mut i = 0;
+    let mut roots = Vec::new();
+    while i < args.len() {
+        let v = args[i].value.as_str();
+        if matches!(v, "-H" | "-L" | "-P") {
+            i += 1;
+            continue;
+        }
+        if v.starts_with('-') || v == "(" || v == "!" || v == "," {
+            break;
+        }
+        roots.push(&args[i]);
+        i += 1;
+    }
+    if roots.is_empty() {
+        f.read_path(".", false);
+    }
+    for r in &roots {
+        f.read(r);
+    }
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if w.dynamic && v.starts_with('-') {
+            f.opaque(
+                OpaqueReason::DynamicCode,
+                format!("find expression known only at run time: {v}"),
+            );
+        }
+        match v {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = i + 1;
+                let mut end = start;
+                while end < args.len() && args[end].value != ";" && args[end].value != "+" {
+                    end += 1;
+                }
+                if end == args.len() {
+                    f.opaque(
+                        OpaqueReason::ParseError,
+                        format!("find {v} without ';' or '+'"),
+                    );
+                }
+                // Ranges index `words`, where args start at 1.
+                f.commands
+                    .push((format!("find {v}"), start + 1..end + 1, Some("{}".into())));
+                i = end + 1;
+                continue;
+            }
+            "-delete" => {
+                if roots.is_empty() {
+                    f.effects.push(Effect::Delete {
+                        path: ".".into(),
+                        dynamic: true,
+                    });
+                }
+                for r in &roots {
+                    f.effects.push(Effect::Delete {
+                        path: r.value.clone(),
+                        dynamic: true,
+                    });
+                }
+            }
+            "-fprint" | "-fprint0" | "-fls" => {
+                if let Some(file) = args.get(i + 1) {
+                    f.write(file);
+                }
+                i += 1;
+            }
+            "-fprintf" => {
+                if let Some(file) = args.get(i + 1) {
+                    f.write(file);
+                }
+                i += 2;
+            }
+            _ if FIND_ONE_ARG.contains(&v) || v.starts_with("-newer") => i += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+// ----- sed ------------------------------------------------------------------------
+
+fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+    let mut scripts: Vec<&Word> = Vec::new();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut in_place = false;
+    let mut has_script_opt = false;
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
+            operands.push(w);
+        } else if v == "--" {
+            only_operands = true;
+        } else if v == "-e" || v == "--expression" {
+            has_script_opt = true;
+            if let Some(s) = args.get(i + 1) {
+                scripts.push(s);
+            }
+            i += 1;
+        } else if let Some(s) = v.strip_prefix("--expression=") {
+            has_script_opt = true;
+            let _ = s;
+            scripts.push(w);
+        } else if v == "-f" || v == "--file" {
+            has_script_opt = true;
+            if let Some(file) = args.get(i + 1) {
+                f.read(file);
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("sed script file {} (may run commands with `e`)", file.value),
+                );
+            }
+            i += 1;
+        } else if v.starts_with("-i") || v.starts_with("--in-place") {
+            in_place = true;
+        } else if v.starts_with("-s")
+            || v == "-n"
+            || v == "-E"
+            || v == "-r"
+            || v == "-z"
+            || v == "-u"
+            || v.starts_with("--")
+            || v.starts_with("-l")
+        {
+            // flags
+        } else {
+            // Bundled short flags such as -ne, -ni.
+            let letters = &v[1..];
+            if letters.contains('i') {
+                in_place = true;
+            }
+            if letters.ends_with('e') {
+                has_script_opt = true;
+                if let Some(s) = args.get(i + 1) {
+                    scripts.push(s);
+                }
+                i += 1;
+            } else if letters.ends_with('f') {
+                has_script_opt = true;
+                if let Some(file) = args.get(i + 1) {
+                    f.read(file);
+                    f.opaque(
+                        OpaqueReason::InterpretedCode,
+                        format!("sed script file {}", file.value),
+                    );
+                }
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    let _ = spec;
+    if !has_script_opt && !operands.is_empty() {
+        scripts.push(operands.remove(0));
+    }
+    for s in scripts {
+        let text = s.value.strip_prefix("--expression=").unwrap_or(&s.value);
+        if s.dynamic {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("sed script known only at run time: {text}"),
+            );
+        } else {
+            sed_script(text, f);
+        }
+    }
+    for o in operands {
+        if in_place {
+            f.write(o);
+        }
+        f.read(o);
+    }
+}
+
+/// Reads a sed script for the commands that touch files or run programs:
+/// `e`, `s///e`, `w`/`W`, `s///w`, `r`/`R`.
+fn sed_script(script: &str, f: &mut Findings) {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let rest_of_line = |i: &mut usize| -> String {
+        let start = *i;
+        while *i < chars.len() && chars[*i] != '\n' {
+            *i += 1;
+        }
+        chars[start..*i]
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_string()
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        // Addresses.
+        if c.is_ascii_digit()
+            || matches!(
+                c,
+                '$' | ',' | '!' | '~' | '+' | ' ' | '\t' | ';' | '\n' | '{' | '}'
+            )
+        {
+            i += 1;
+            continue;
+        }
+        if c == '/' || c == '\\' {
+            let delim = if c == '\\' {
+                i += 1;
+                chars.get(i).copied().unwrap_or('/')
+            } else {
+                '/'
+            };
+            i += 1;
+            while i < chars.len() && chars[i] != delim {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            // `I` / `M` address flags.
+            while i < chars.len() && matches!(chars[i], 'I' | 'M') {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+        match c {
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else { break };
+                i += 1;
+                for _ in 0..2 {
+                    while i < chars.len() && chars[i] != delim {
+                        if chars[i] == '\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if c == 'y' {
+                    continue;
+                }
+                // Flags.
+                while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
+                    match chars[i] {
+                        'e' => f.opaque(
+                            OpaqueReason::InterpretedCode,
+                            format!("sed s///e runs the pattern space as a command: {script}"),
+                        ),
+                        'w' => {
+                            i += 1;
+                            let file = rest_of_line(&mut i);
+                            sed_file(&file, true, f);
+                            break;
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            'e' => {
+                let cmd = rest_of_line(&mut i);
+                if cmd.is_empty() {
+                    f.opaque(
+                        OpaqueReason::InterpretedCode,
+                        format!("sed e runs the pattern space as a command: {script}"),
+                    );
+                } else {
+                    f.shell("sed e", &cmd, false);
+                }
+            }
+            'w' | 'W' => {
+                let file = rest_of_line(&mut i);
+                sed_file(&file, true, f);
+            }
+            'r' | 'R' => {
+                let file = rest_of_line(&mut i);
+                sed_file(&file, false, f);
+            }
+            'a' | 'i' | 'c' | ':' | 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' => {
+                // Text or a label runs to the end of the line (or `;` for labels).
+                while i < chars.len()
+                    && chars[i] != '\n'
+                    && !(matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L') && chars[i] == ';')
+                {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '=' | 'd' | 'D' | 'n' | 'N' | 'p' | 'P' | 'h' | 'H' | 'g' | 'G' | 'x' | 'z' | 'F'
+            | '#' => {
+                if c == '#' {
+                    rest_of_line(&mut i);
+                }
+            }
+            'v' => {
+                rest_of_line(&mut i);
+            }
+            _ => {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("sed script not understood at '{c}': {script}"),
+                );
+                return;
+            }
+        }
+    }
+}
+
+fn sed_file(file: &str, write: bool, f: &mut Findings) {
+    match (file, write) {
+        ("/dev/stdout" | "/dev/stderr", _) | ("/dev/stdin", false) => {}
+        (_, true) => f.write_path(file, false),
+        (_, false) => f.read_path(file, false),
+    }
+}
+
+// ----- awk ------------------------------------------------------------------------
+
+fn awk(name: &str, args: &[Word], f: &mut Findings) {
+    let mut program: Option<&Word> = None;
+    let mut from_file = false;
+    let mut i = 0;
+    let mut operands = Vec::new();
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if !w.dynamic
+            && v.starts_with('-')
+            && v.len() > 1
+            && operands.is_empty()
+            && program.is_none()
+        {
+            match v {
+                "-f" | "--file" | "-E" | "--exec" | "-i" | "--include" | "-l" | "--load" => {
+                    if let Some(file) = args.get(i + 1) {
+                        f.read(file);
+                        f.code(
+                            name,
+                            v,
+                            format!("runs or loads the awk code in {}", file.value),
+                        );
+                        f.opaque(
+                            OpaqueReason::InterpretedCode,
+                            format!("{name} {v} {}", file.value),
+                        );
+                    }
+                    from_file |= matches!(v, "-f" | "--file" | "-E" | "--exec");
+                    i += 2;
+                    continue;
+                }
+                "-v" | "-F" | "--assign" | "--field-separator" => {
+                    i += 2;
+                    continue;
+                }
+                "--" => {
+                    i += 1;
+                    continue;
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        if program.is_none() && !from_file {
+            program = Some(w);
+        } else {
+            operands.push(w);
+        }
+        i += 1;
+    }
+    if let Some(p) = program {
+        if p.dynamic {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} program known only at run time: {}", p.value),
+            );
+        } else {
+            awk_program(name, &p.value, f);
+        }
+    }
+    for o in operands {
+        if !o.value.contains('=') || o.value.starts_with('/') || o.value.starts_with('.') {
+            f.read(o);
+        }
+    }
+}
+
+/// awk runs commands through `system()` and pipes (`print | "cmd"`,
+/// `"cmd" | getline`), and writes files with `print > "file"`.
+fn awk_program(name: &str, text: &str, f: &mut Findings) {
+    let stripped = strip_awk_strings(text);
+    if stripped.contains("system") || stripped.contains('|') {
+        f.opaque(
+            OpaqueReason::InterpretedCode,
+            format!("{name} program runs commands: {text}"),
+        );
+    }
+    // `> "file"` / `>> "file"` after print/printf.
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'>' {
+            let mut j = i + 1;
+            if j < b.len() && b[j] == b'>' {
+                j += 1;
+            }
+            while j < b.len() && b[j] == b' ' {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'"' {
+                if let Some(end) = text[j + 1..].find('"') {
+                    let before = &text[..i];
+                    if before.contains("print") {
+                        f.write_path(&text[j + 1..j + 1 + end], false);
+                    }
+                }
+            } else if j < b.len() && before_is_print(&text[..i]) && !b[j].is_ascii_digit() {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} writes to a file named at run time: {text}"),
+                );
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    if stripped.contains("getline") && stripped.contains('<') {
+        f.opaque(
+            OpaqueReason::InterpretedCode,
+            format!("{name} reads files named in its program: {text}"),
+        );
+    }
+}
+
+fn before_is_print(before: &str) -> bool {
+    let last_stmt = before.rsplit([';', '{', '\n']).next().unwrap_or(before);
+    last_stmt.trim_start().starts_with("print")
+}
+
+/// The program text with string literals blanked, so `"a|b"` is not a pipe.
+fn strip_awk_strings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+                out.push('"');
+            }
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ----- tar, zip, dd ------------------------------------------------------------------
+
+fn tar(name: &str, args: &[Word], f: &mut Findings) {
+    let mut mode = ' ';
+    let mut archive: Option<&Word> = None;
+    let mut dir: Option<&Word> = None;
+    let mut absolute = false;
+    let mut operands = Vec::new();
+    let mut i = 0;
+    let mut first = true;
+    while i < args.len() {
+        let w = &args[i];
+        let mut v = w.value.clone();
+        // Old-style bundled first argument: `tar xzf file`.
+        if first && !v.starts_with('-') && !w.dynamic {
+            v = format!("-{v}");
+        }
+        first = false;
+        if w.dynamic || !v.starts_with('-') {
+            operands.push(w);
+            i += 1;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (opt, val) = match long.split_once('=') {
+                Some((o, val)) => (o.to_string(), Some(val.to_string())),
+                None => (long.to_string(), None),
+            };
+            let needs = matches!(
+                opt.as_str(),
+                "file"
+                    | "directory"
+                    | "to-command"
+                    | "use-compress-program"
+                    | "info-script"
+                    | "new-volume-script"
+                    | "checkpoint-action"
+                    | "rsh-command"
+                    | "exclude"
+                    | "transform"
+                    | "xform"
+                    | "owner"
+                    | "group"
+                    | "mode"
+                    | "mtime"
+                    | "files-from"
+                    | "exclude-from"
+                    | "index-file"
+                    | "format"
+                    | "blocking-factor"
+            );
+            let value = match val {
+                Some(v) => Some(v),
+                None if needs && opt != "checkpoint-action" => {
+                    i += 1;
+                    args.get(i).map(|n| n.value.clone())
+                }
+                None => None,
+            };
+            match opt.as_str() {
+                "extract" | "get" => mode = 'x',
+                "create" => mode = 'c',
+                "append" | "update" => mode = 'r',
+                "list" => mode = 't',
+                "file" => archive = args.get(i).filter(|_| value.is_some()),
+                "directory" => dir = args.get(i),
+                "absolute-names" => absolute = true,
+                "to-command" | "use-compress-program" | "rsh-command" => {
+                    if let Some(cmd) = value {
+                        f.code(name, format!("--{opt}"), "runs a command for the archive");
+                        f.shell(format!("{name} --{opt}"), &cmd, false);
+                    }
+                }
+                "checkpoint-action" => {
+                    if let Some(action) = value {
+                        if let Some(cmd) = action.strip_prefix("exec=") {
+                            f.shell(format!("{name} --checkpoint-action"), cmd, false);
+                        }
+                        f.code(name, "--checkpoint-action", "runs an action at checkpoints");
+                    }
+                }
+                "info-script" | "new-volume-script" => f.code(
+                    name,
+                    format!("--{opt}"),
+                    "runs a script at the end of each volume",
+                ),
+                "files-from" | "exclude-from" => {
+                    if let Some(p) = value {
+                        f.read_path(&p, false);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let letters: Vec<char> = v[1..].chars().collect();
+        for (k, c) in letters.iter().enumerate() {
+            match c {
+                'x' => mode = 'x',
+                'c' => mode = 'c',
+                'r' | 'u' => mode = 'r',
+                't' => mode = 't',
+                'P' => absolute = true,
+                'f' | 'C' | 'I' | 'F' | 'T' | 'X' | 'b' | 'H' | 'L' | 'V' | 'N' | 'g' | 'K' => {
+                    let attached: String = letters[k + 1..].iter().collect();
+                    let value_word = if attached.is_empty() {
+                        i += 1;
+                        args.get(i)
+                    } else {
+                        None
+                    };
+                    let value = if attached.is_empty() {
+                        value_word.map(|w| w.value.clone())
+                    } else {
+                        Some(attached)
+                    };
+                    match c {
+                        'f' => archive = value_word.or(Some(w)),
+                        'C' => dir = value_word.or(Some(w)),
+                        'I' => {
+                            if let Some(cmd) = value {
+                                f.code(name, "-I", "runs a compression program");
+                                f.shell(format!("{name} -I"), &cmd, false);
+                            }
+                        }
+                        'F' => f.code(name, "-F", "runs a script at the end of each volume"),
+                        'T' | 'X' => {
+                            if let Some(p) = value {
+                                f.read_path(&p, false);
+                            }
+                        }
+                        _ => {}
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    let archive_path = archive.map(|w| (w.value.trim_start_matches("-f").to_string(), w.dynamic));
+    match mode {
+        'x' => {
+            if let Some((p, d)) = &archive_path {
+                f.read_path(p, *d);
+            }
+            if absolute {
+                f.write_path("/", true);
+                f.code(name, "-P", "extracts members to absolute paths anywhere");
+            } else {
+                let target = dir
+                    .map(|d| d.value.trim_start_matches("-C").to_string())
+                    .unwrap_or_else(|| ".".into());
+                f.write_path(&target, true);
+            }
+        }
+        'c' | 'r' => {
+            if let Some((p, d)) = &archive_path {
+                f.write_path(p, *d);
+            }
+            for o in operands {
+                f.read(o);
+            }
+        }
+        _ => {
+            if let Some((p, d)) = &archive_path {
+                f.read_path(p, *d);
+            }
+        }
+    }
+}
+
+fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+    let s = split(spec, args);
+    for (opt, word, value) in &s.options {
+        if matches!(opt.as_str(), "-TT" | "--unzip-command")
+            || (opt == "-T" && word.is_some() && false)
+        {
+            if let Some(v) = value {
+                f.shell("zip -TT", v, word.is_some_and(|w| w.dynamic));
+            }
+        }
+    }
+    // `-TT cmd` is parsed as bundled -T -T by the splitter; look for it directly.
+    for w in args.windows(2) {
+        if w[0].value == "-TT" || w[0].value == "--unzip-command" {
+            f.code("zip", "-TT", "runs a command to test the archive");
+            f.shell("zip -TT", &w[1].value, w[1].dynamic);
+        }
+    }
+    if let Some(v) = args
+        .iter()
+        .find_map(|w| w.value.strip_prefix("--unzip-command="))
+    {
+        f.shell("zip --unzip-command", v, false);
+    }
+    let mut ops = s.operands.iter();
+    if let Some(archive) = ops.next() {
+        f.write(archive);
+    }
+    for o in ops {
+        f.read(o);
+    }
+}
+
+fn dd(args: &[Word], f: &mut Findings) {
+    for w in args {
+        if let Some(p) = w.value.strip_prefix("if=") {
+            f.read_path(p, w.dynamic);
+        } else if let Some(p) = w.value.strip_prefix("of=") {
+            f.write_path(p, w.dynamic);
+        }
+    }
+}
+
+// ----- network tools -----------------------------------------------------------------
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let host = rest.split(['/', '?', '#']).next()?;
+    let host = host.rsplit('@').next()?;
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+fn curl(args: &[Word], f: &mut Findings) {
+    const VALUED: &[&str] = &[
+        "-o",
+        "--output",
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-raw",
+        "--data-ascii",
+        "--data-urlencode",
+        "-F",
+        "--form",
+        "-H",
+        "--header",
+        "-X",
+        "--request",
+        "-u",
+        "--user",
+        "-T",
+        "--upload-file",
+        "-K",
+        "--config",
+        "-A",
+        "--user-agent",
+        "-e",
+        "--referer",
+        "-b",
+        "--cookie",
+        "-c",
+        "--cookie-jar",
+        "-D",
+        "--dump-header",
+        "-x",
+        "--proxy",
+        "-m",
+        "--max-time",
+        "--connect-timeout",
+        "--retry",
+        "-w",
+        "--write-out",
+        "-E",
+        "--cert",
+        "--key",
+        "--cacert",
+        "--output-dir",
+        "--trace",
+        "--trace-ascii",
+        "--libcurl",
+        "-r",
+        "--range",
+        "-y",
+        "-Y",
+        "-z",
+        "--resolve",
+        "--url",
+        "-Q",
+        "--quote",
+        "--stderr",
+        "--json",
+        "-C",
+        "--continue-at",
+        "--limit-rate",
+        "--interface",
+        "--dns-servers",
+        "--netrc-file",
+    ];
+    let mut i = 0;
+    let mut urls = Vec::new();
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if w.dynamic && !v.starts_with('-') {
+            urls.push(w);
+            i += 1;
+            continue;
+        }
+        let (opt, inline) = if v.starts_with("--") {
+            match v.split_once('=') {
+                Some((o, val)) => (o.to_string(), Some(val.to_string())),
+                None => (v.to_string(), None),
+            }
+        } else if v.starts_with('-') && v.len() > 2 && VALUED.contains(&&v[..2]) {
+            (v[..2].to_string(), Some(v[2..].to_string()))
+        } else {
+            (v.to_string(), None)
+        };
+        if !opt.starts_with('-') || opt == "-" {
+            urls.push(w);
+            i += 1;
+            continue;
+        }
+        let (value, dynamic) = if VALUED.contains(&opt.as_str()) {
+            match inline {
+                Some(val) => (Some(val), w.dynamic),
+                None => {
+                    i += 1;
+                    (
+                        args.get(i).map(|n| n.value.clone()),
+                        args.get(i).is_some_and(|n| n.dynamic),
+                    )
+                }
+            }
+        } else {
+            (None, false)
+        };
+        if let Some(val) = value {
+            match opt.as_str() {
+                "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header" | "--trace"
+                | "--trace-ascii" | "--libcurl" | "--stderr" | "--output-dir" => {
+                    if val != "-" && val != "/dev/null" {
+                        f.write_path(&val, dynamic);
+                    }
+                }
+                "-T" | "--upload-file" | "-E" | "--cert" | "--key" | "--cacert"
+                | "--netrc-file" => f.read_path(&val, dynamic),
+                "-K" | "--config" => {
+                    f.read_path(&val, dynamic);
+                    f.code(
+                        "curl",
+                        "--config",
+                        "reads options (output files, uploads) from a file",
+                    );
+                }
+                "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode"
+                | "--json" => {
+                    let file = val
+                        .strip_prefix('@')
+                        .or_else(|| val.split_once("=@").map(|(_, p)| p));
+                    if let Some(p) = file.filter(|p| *p != "-") {
+                        f.read_path(p, dynamic);
+                    }
+                }
+                "-F" | "--form" => {
+                    if let Some((_, v)) = val.split_once('=') {
+                        if let Some(p) = v.strip_prefix('@').or_else(|| v.strip_prefix('<')) {
+                            f.read_path(p.split(';').next().unwrap_or(p), dynamic);
+                        }
+                    }
+                }
+                "-b" | "--cookie" if !val.contains('=') => f.read_path(&val, dynamic),
+                "--url" => {
+                    let word = Word {
+                        value: val,
+                        dynamic,
+                        nested: Vec::new(),
+                    };
+                    curl_url(&word, f);
+                }
+                _ => {}
+            }
+        } else if opt == "-O"
+            || opt == "--remote-name"
+            || opt == "--remote-name-all"
+            || (opt.starts_with('-') && !opt.starts_with("--") && opt.contains('O'))
+        {
+            f.write_path(".", true);
+        }
+        i += 1;
+    }
+    for u in urls {
+        curl_url(u, f);
+    }
+}
+
+fn curl_url(u: &Word, f: &mut Findings) {
+    if let Some(path) = u.value.strip_prefix("file://") {
+        f.read_path(path, u.dynamic);
+    } else if u.dynamic {
+        f.network("curl", None);
+    } else {
+        f.network("curl", host_of(&u.value));
+    }
+}
+
+fn wget(args: &[Word], f: &mut Findings) {
+    let mut saved = false;
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        let next = args.get(i + 1);
+        let (opt, val): (&str, Option<(String, bool)>) =
+            if let Some((o, val)) = v.split_once('=').filter(|_| v.starts_with("--")) {
+                (o, Some((val.to_string(), w.dynamic)))
+            } else if matches!(
+                v,
+                "-O" | "-o"
+                    | "-a"
+                    | "-P"
+                    | "-i"
+                    | "-e"
+                    | "--output-document"
+                    | "--output-file"
+                    | "--append-output"
+                    | "--directory-prefix"
+                    | "--input-file"
+                    | "--execute"
+                    | "--post-file"
+                    | "--body-file"
+                    | "--load-cookies"
+                    | "--save-cookies"
+                    | "--config"
+            ) {
+                i += 1;
+                (v, next.map(|n| (n.value.clone(), n.dynamic)))
+            } else if v.len() > 2 && matches!(&v[..2], "-O" | "-o" | "-P" | "-e") {
+                (&v[..2], Some((v[2..].to_string(), w.dynamic)))
+            } else {
+                (v, None)
+            };
+        match (opt, val) {
+            ("-O" | "--output-document" | "-P" | "--directory-prefix", Some((p, d))) => {
+                saved = true;
+                if p != "-" {
+                    f.write_path(&p, d);
+                }
+            }
+            (
+                "-o" | "--output-file" | "-a" | "--append-output" | "--save-cookies",
+                Some((p, d)),
+            ) => f.write_path(&p, d),
+            (
+                "-i" | "--input-file" | "--post-file" | "--body-file" | "--load-cookies",
+                Some((p, d)),
+            ) => f.read_path(&p, d),
+            ("-e" | "--execute" | "--config", Some((cmd, _))) => {
+                f.code("wget", opt, format!("runs wgetrc command(s) {cmd}"));
+            }
+            (o, None) if !o.starts_with('-') => {
+                f.network("wget", if w.dynamic { None } else { host_of(o) });
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if !saved {
+        f.write_path(".", true);
+    }
+}
+
+/// ssh options whose value is local shell text.
+const SSH_SHELL_OPTIONS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand", "match"];
+
+fn ssh_option(kv: &str, dynamic: bool, program: &str, f: &mut Findings) {
+    let (key, value) = match kv.split_once('=') {
+        Some((k, v)) => (k.trim(), v.trim()),
+        None => match kv.split_once(char::is_whitespace) {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (kv, ""),
+        },
+    };
+    let lower = key.to_ascii_lowercase();
+    if SSH_SHELL_OPTIONS.contains(&lower.as_str()) {
+        f.code(program, format!("-o {key}"), "runs a local command");
+        if lower == "match" {
+            f.opaque(
+                OpaqueReason::DynamicCode,
+                format!("{program} -o Match {value}"),
+            );
+        } else if value != "none" {
+            f.shell(format!("{program} -o {key}"), value, dynamic);
+        }
+    } else if matches!(
+        lower.as_str(),
+        "permitlocalcommand"
+            | "sshcommand"
+            | "include"
+            | "pkcs11provider"
+            | "securitykeyprovider"
+            | "identityagent"
+            | "controlpath"
+    ) {
+        f.code(program, format!("-o {key}"), "loads code or configuration");
+    }
+}
+
+fn ssh(args: &[Word], f: &mut Findings) {
+    let mut i = 0;
+    while i < args.len() {
+        let v = args[i].value.as_str();
+        if v == "-o" {
+            if let Some(n) = args.get(i + 1) {
+                ssh_option(&n.value, n.dynamic, "ssh", f);
+            }
+            i += 2;
+            continue;
+        }
+        if let Some(kv) = v.strip_prefix("-o") {
+            ssh_option(kv, args[i].dynamic, "ssh", f);
+        } else if v == "-F" {
+            if let Some(n) = args.get(i + 1) {
+                f.read(n);
+                f.code(
+                    "ssh",
+                    "-F",
+                    "reads a configuration file, which can name commands",
+                );
+            }
+            i += 1;
+        } else if v.starts_with('-') && v.len() > 1 {
+            // Valued short options consume the next word.
+            let last = v.chars().last().unwrap_or(' ');
+            if v.len() == 2 && "BbcDEeFIiJLlmOoPpQRSWw".contains(last) {
+                i += 1;
+            }
+        } else {
+            f.network("ssh", Some(v.rsplit('@').next().unwrap_or(v).to_string()));
+            break;
+        }
+        i += 1;
+    }
+}
+
+fn scp(name: &str, args: &[Word], f: &mut Findings) {
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if w.dynamic || !v.starts_with('-') {
+            operands.push(w);
+        } else if v == "-S" {
+            if let Some(n) = args.get(i + 1) {
+                f.code(name, "-S", format!("runs {} instead of ssh", n.value));
+                f.shell(format!("{name} -S"), &n.value, n.dynamic);
+            }
+            i += 1;
+        } else if v == "-o" {
+            if let Some(n) = args.get(i + 1) {
+                ssh_option(&n.value, n.dynamic, name, f);
+            }
+            i += 1;
+        } else if let Some(kv) = v.strip_prefix("-o") {
+            ssh_option(kv, w.dynamic, name, f);
+        } else if v == "-F"
+            || v == "-i"
+            || v == "-P"
+            || v == "-c"
+            || v == "-l"
+            || v == "-J"
+            || v == "-D"
+            || v == "-X"
+        {
+            i += 1;
+        }
+        i += 1;
+    }
+    remote_copy(name, &operands, f);
+}
+
+/// `src… dest` where `host:path` operands are remote.
+fn remote_copy(name: &str, operands: &[&Word], f: &mut Findings) {
+    let is_remote = |w: &Word| {
+        let v = &w.value;
+        v.contains(':')
+            && !v.starts_with('/')
+            && !v.starts_with('.')
+            && v.split(':').next().is_some_and(|h| !h.contains('/'))
+    };
+    if let Some((dest, sources)) = operands.split_last() {
+        for s in sources {
+            if is_remote(s) {
+                f.network(
+                    name,
+                    s.value
+                        .split(':')
+                        .next()
+                        .map(|h| h.rsplit('@').next().unwrap_or(h).to_string()),
+                );
+            } else {
+                f.read(s);
+            }
+        }
+        if is_remote(dest) {
+            f.network(
+                name,
+                dest.value
+                    .split(':')
+                    .next()
+                    .map(|h| h.rsplit('@').next().unwrap_or(h).to_string()),
+            );
+        } else {
+            f.write(dest);
+        }
+    }
+}
+
+fn rsync(args: &[Word], f: &mut Findings) {
+    let mut operands = Vec::new();
+    let mut delete = false;
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if w.dynamic || !v.starts_with('-') {
+            operands.push(w);
+        } else if v == "-e" || v == "--rsh" {
+            if let Some(n) = args.get(i + 1) {
+                f.code("rsync", "-e", "runs a remote shell program");
+                f.shell("rsync -e", &n.value, n.dynamic);
+            }
+            i += 1;
+        } else if let Some(cmd) = v.strip_prefix("--rsh=").or_else(|| {
+            v.strip_prefix("-e")
+                .filter(|s| !s.is_empty() && !v.starts_with("--"))
+        }) {
+            f.code("rsync", "-e", "runs a remote shell program");
+            f.shell("rsync -e", cmd, w.dynamic);
+        } else if v.starts_with("--delete") || v == "--remove-source-files" {
+            delete = true;
+        } else if matches!(
+            v,
+            "--exclude"
+                | "--include"
+                | "--filter"
+                | "-f"
+                | "--rsync-path"
+                | "--port"
+                | "--bwlimit"
+                | "--chmod"
+                | "--chown"
+                | "--log-file"
+                | "--password-file"
+                | "--files-from"
+                | "--exclude-from"
+                | "--include-from"
+                | "--backup-dir"
+                | "--suffix"
+                | "--partial-dir"
+                | "--temp-dir"
+                | "-T"
+                | "--timeout"
+                | "--compare-dest"
+                | "--link-dest"
+                | "--copy-dest"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    remote_copy("rsync", &operands, f);
+    if delete {
+        if let Some(dest) = operands.last() {
+            f.delete(dest);
+        }
+    }
+}
+
+fn netcat(name: &str, args: &[Word], f: &mut Findings) {
+    for (i, w) in args.iter().enumerate() {
+        if matches!(
+            w.value.as_str(),
+            "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
+        ) {
+            f.code(
+                name,
+                w.value.clone(),
+                "runs a program connected to the socket",
+            );
+            if let Some(n) = args.get(i + 1) {
+                f.shell(format!("{name} {}", w.value), &n.value, n.dynamic);
+            }
+        }
+    }
+}
+
+fn socat(args: &[Word], f: &mut Findings) {
+    for w in args {
+        let upper = w.value.to_ascii_uppercase();
+        for prefix in ["EXEC:", "SYSTEM:"] {
+            if let Some(pos) = upper.find(prefix) {
+                let cmd = &w.value[pos + prefix.len()..];
+                let cmd = cmd.split(',').next().unwrap_or(cmd);
+                f.code(
+                    "socat",
+                    prefix.trim_end_matches(':'),
+                    "runs a program connected to the stream",
+                );
+                f.shell(format!("socat {prefix}"), cmd, w.dynamic);
+            }
+        }
+    }
+}
+
+// ----- interactive tools that can run commands ------------------------------------------
+
+fn ed(name: &str, spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Findings) {
+    generic(name, spec, args, f);
+    if stdin.is_empty() {
+        f.opaque(
+            OpaqueReason::InterpretedCode,
+            format!(
+                "{name} reads editing commands (which can run `!cmd`) from input not known here"
+            ),
+        );
+        return;
+    }
+    for line in stdin.lines() {
+        let l = line.trim_start();
+        let cmd = l.strip_prefix('!').or_else(|| {
+            l.split_once(" !")
+                .map(|(_, c)| c)
+                .filter(|_| l.starts_with('w') || l.starts_with('r') || l.starts_with('e'))
+        });
+        if let Some(c) = cmd {
+            f.shell(format!("{name} !"), c, false);
+        }
+    }
+}
+
+fn gdb(name: &str, args: &[Word], f: &mut Findings) {
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if matches!(
+            v,
+            "-ex"
+                | "--ex"
+                | "-eval-command"
+                | "--eval-command"
+                | "-iex"
+                | "-x"
+                | "--command"
+                | "-ix"
+                | "-batch-silent"
+                | "-p"
+                | "--pid"
+        ) || v.starts_with("--eval-command=")
+        {
+            if let Some(n) = args.get(i + 1) {
+                let c = n.value.trim_start();
+                if let Some(shell) = c.strip_prefix('!').or_else(|| c.strip_prefix("shell ")) {
+                    f.shell(format!("{name} {v}"), shell, n.dynamic);
+                }
+            }
+            if v != "-batch-silent" {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} {v} runs debugger commands"),
+                );
+            }
+        }
+    }
+    if let Some(program) = args.iter().find(|w| !w.value.starts_with('-')) {
+        f.code(
+            name,
+            program.value.clone(),
+            "runs the program under the debugger",
+        );
+    }
+}
+
+fn sql_commands(name: &str, text: &str, f: &mut Findings) {
+    for line in text.split(['\n', ';']) {
+        let l = line.trim();
+        for prefix in [".shell ", ".system ", "\\! ", "\\!", "system "] {
+            if let Some(cmd) = l.strip_prefix(prefix) {
+                f.shell(format!("{name} {}", prefix.trim()), cmd, false);
+            }
+        }
+        for prefix in [".output ", ".once ", "\\o ", "\\out "] {
+            if let Some(file) = l.strip_prefix(prefix) {
+                let file = file.trim();
+                if let Some(cmd) = file.strip_prefix('|') {
+                    f.shell(format!("{name} {}", prefix.trim()), cmd, false);
+                } else if !file.starts_with('-') {
+                    f.write_path(file, false);
+                }
+            }
+        }
+        let upper = l.to_ascii_uppercase();
+        if l.starts_with(".load") || upper.contains("LOAD_EXTENSION") {
+            f.code(name, ".load", "loads a native extension");
+        }
+        if upper.contains(" PROGRAM ") || upper.starts_with("\\COPY") && upper.contains("PROGRAM") {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} runs a program through COPY … PROGRAM: {l}"),
+            );
+        }
+        if l.starts_with("\\i ")
+            || l.starts_with(".read ")
+            || l.starts_with("\\ir ")
+            || l.starts_with("source ")
+        {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} runs commands from a file: {l}"),
+            );
+        }
+    }
+}
+
+fn sqlite(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        if w.value == "-cmd" || w.value == "--cmd" {
+            if let Some(n) = args.get(i + 1) {
+                if n.dynamic {
+                    f.opaque(
+                        OpaqueReason::InterpretedCode,
+                        format!("{name} -cmd known only at run time"),
+                    );
+                }
+                sql_commands(name, &n.value, f);
+            }
+            i += 2;
+            continue;
+        }
+        if w.value == "-init" {
+            if let Some(n) = args.get(i + 1) {
+                f.read(n);
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} -init runs commands from {}", n.value),
+                );
+            }
+            i += 2;
+            continue;
+        }
+        if !w.value.starts_with('-') || w.dynamic {
+            operands.push(w);
+        }
+        i += 1;
+    }
+    if let Some(db) = operands.first() {
+        f.read(db);
+        f.write(db);
+    }
+    for sql in operands.iter().skip(1) {
+        if sql.dynamic {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} SQL known only at run time: {}", sql.value),
+            );
+        } else {
+            sql_commands(name, &sql.value, f);
+        }
+    }
+    if operands.len() < 2 {
+        sql_commands(name, stdin, f);
+    }
+}
+
+fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+    let mut given = false;
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        let value = if matches!(v, "-c" | "--command" | "-e" | "--execute" | "--eval") {
+            args.get(i + 1)
+        } else {
+            None
+        };
+        if let Some(n) = value {
+            given = true;
+            if n.dynamic {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} commands known only at run time"),
+                );
+            } else {
+                sql_commands(name, &n.value, f);
+            }
+        }
+        if matches!(v, "-f" | "--file") {
+            if let Some(n) = args.get(i + 1) {
+                f.read(n);
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} runs commands from {}", n.value),
+                );
+            }
+        }
+    }
+    if !given {
+        sql_commands(name, stdin, f);
+    }
+}
+
+fn editor(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+    let mut operands = Vec::new();
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if v.starts_with('+')
+            || matches!(
+                v,
+                "-c" | "--cmd"
+                    | "-S"
+                    | "-s"
+                    | "-u"
+                    | "--eval"
+                    | "-l"
+                    | "--load"
+                    | "-x"
+                    | "--script"
+                    | "-batch"
+                    | "--batch"
+                    | "-es"
+                    | "-Es"
+                    | "-e"
+            )
+        {
+            let detail = args.get(i + 1).map(|n| n.value.as_str()).unwrap_or("");
+            if let Some(shell) = detail.trim_start_matches(':').strip_prefix('!') {
+                f.shell(format!("{name} {v}"), shell, false);
+            }
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} {v} runs editor commands {detail}"),
+            );
+        } else if !v.starts_with('-') {
+            operands.push(w);
+        }
+    }
+    let _ = spec;
+    for o in operands {
+        f.write(o);
+    }
+}
+
+fn man(args: &[Word], f: &mut Findings) {
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if matches!(v, "-P" | "--pager" | "-H" | "--html" | "-p")
+            || v.starts_with("--pager=")
+            || v.starts_with("--html=")
+        {
+            let cmd = v
+                .split_once('=')
+                .map(|(_, c)| c.to_string())
+                .or_else(|| args.get(i + 1).map(|n| n.value.clone()));
+            if let Some(c) = cmd {
+                f.code("man", v, "runs a pager or browser command");
+                f.shell(format!("man {v}"), &c, false);
+            }
+        }
+    }
+}
+
+// ----- interpreters, builds, package managers, containers -------------------------------------
+
+/// Interpreter options whose value is inline code.
+const INLINE_CODE: &[&str] = &[
+    "-c",
+    "-e",
+    "-E",
+    "-r",
+    "--eval",
+    "-p",
+    "--print",
+    "-x",
+    "--exec",
+    "-n",
+    "-M",
+    "-m",
+    "-I",
+    "--require",
+    "-r",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "-W",
+];
+
+fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if w.dynamic {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} argument known only at run time: {v}"),
+            );
+            return;
+        }
+        if v == "-" {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!(
+                    "{name} runs code from standard input{}",
+                    if stdin.is_empty() { "" } else { " (a heredoc)" }
+                ),
+            );
+            return;
+        }
+        if !v.starts_with('-') {
+            // The script; the rest are its arguments.
+            f.read(w);
+            f.code(name, v, "runs a script whose code is not analysed here");
+            return;
+        }
+        let code_opt = INLINE_CODE
+            .iter()
+            .find(|o| v == **o || (v.starts_with(**o) && o.len() == 2 && !v.starts_with("--")));
+        if let Some(o) = code_opt {
+            let code = if v.len() > o.len() {
+                v[o.len()..].to_string()
+            } else {
+                args.get(i + 1).map(|n| n.value.clone()).unwrap_or_default()
+            };
+            f.opaque(OpaqueReason::InterpretedCode, format!("{name} {o} {code}"));
+            return;
+        }
+    }
+    f.opaque(
+        OpaqueReason::InterpretedCode,
+        format!("{name} runs code from standard input"),
+    );
+}
+
+fn make(name: &str, args: &[Word], f: &mut Findings) {
+    f.code(name, "", "runs build recipes defined by the project");
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if v == "--eval" || v.starts_with("--eval=") || v == "-E" {
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!(
+                    "{name} --eval {}",
+                    args.get(i + 1).map(|n| n.value.as_str()).unwrap_or("")
+                ),
+            );
+        }
+        if v == "-f" || v == "--file" || v == "--makefile" {
+            if let Some(n) = args.get(i + 1) {
+                f.read(n);
+            }
+        }
+        if let Some((var, val)) = v.split_once('=') {
+            if matches!(var, "SHELL" | "MAKESHELL" | ".SHELLFLAGS" | "CC" | "CXX") {
+                f.code(
+                    name,
+                    var,
+                    format!("sets {var}={val}, a program recipes run"),
+                );
+            }
+        }
+    }
+}
+
+fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
+    let sub = args
+        .iter()
+        .find(|w| !w.value.starts_with('-'))
+        .map(|w| w.value.as_str())
+        .unwrap_or("");
+    let runs = match name {
+        "npx" | "pnpx" | "uvx" | "pipx" => true,
+        "npm" | "pnpm" | "yarn" => !matches!(
+            sub,
+            "ls" | "list"
+                | "view"
+                | "info"
+                | "outdated"
+                | "search"
+                | "help"
+                | "config"
+                | "whoami"
+                | "-v"
+                | "--version"
+                | "root"
+                | "bin"
+                | "prefix"
+                | "why"
+                | "audit"
+                | "doctor"
+        ),
+        "pip" | "pip3" => matches!(sub, "install" | "download" | "wheel"),
+        "cargo" => !matches!(
+            sub,
+            "metadata"
+                | "tree"
+                | "search"
+                | "version"
+                | "help"
+                | "--version"
+                | "-V"
+                | "locate-project"
+                | "pkgid"
+                | "fmt"
+                | "--list"
+                | "info"
+                | ""
+        ),
+        "go" => matches!(
+            sub,
+            "run" | "test" | "build" | "generate" | "install" | "get" | "vet" | "tool"
+        ),
+        _ => true,
+    };
+    if runs {
+        f.code(
+            name,
+            sub,
+            "runs code defined by the project or its dependencies",
+        );
+    }
+    let fetches = matches!(name, "npx" | "pnpx" | "uvx" | "pipx")
+        || matches!(
+            sub,
+            "install"
+                | "i"
+                | "add"
+                | "ci"
+                | "update"
+                | "upgrade"
+                | "get"
+                | "fetch"
+                | "download"
+                | "publish"
+                | "exec"
+                | "dlx"
+        );
+    if fetches {
+        f.network(name, None);
+    }
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        if matches!(v, "-c" | "--call") && matches!(name, "npm" | "pnpm" | "yarn") {
+            if let Some(n) = args.get(i + 1) {
+                f.shell(format!("{name} {v}"), &n.value, n.dynamic);
+            }
+        }
+        if v == "--script-shell" || v.starts_with("--script-shell=") {
+            let shell = v
+                .split_once('=')
+                .map(|(_, s)| s.to_string())
+                .or_else(|| args.get(i + 1).map(|n| n.value.clone()));
+            f.code(
+                name,
+                "--script-shell",
+                format!("runs scripts with {}", shell.unwrap_or_default()),
+            );
+        }
+        if v == "--config" && name == "cargo" {
+            f.code(
+                name,
+                "--config",
+                "sets configuration, which can name programs cargo runs",
+            );
+        }
+        if v == "-exec"
+            || v == "-toolexec"
+            || v.starts_with("-toolexec=")
+            || v.starts_with("-exec=")
+        {
+            f.code(name, v, "runs a program around the build or test binaries");
+        }
+    }
+}
+
+fn container(name: &str, args: &[Word], f: &mut Findings) {
+    let sub = args
+        .iter()
+        .find(|w| !w.value.starts_with('-'))
+        .map(|w| w.value.as_str())
+        .unwrap_or("");
+    if matches!(
+        sub,
+        "run"
+            | "exec"
+            | "build"
+            | "compose"
+            | "create"
+            | "start"
+            | "apply"
+            | "debug"
+            | "cp"
+            | "attach"
+    ) {
+        f.code(name, sub, "runs code in a container or cluster");
+    }
+    for (i, w) in args.iter().enumerate() {
+        let v = w.value.as_str();
+        let mount = if v == "-v" || v == "--volume" || v == "--mount" {
+            args.get(i + 1).map(|n| n.value.clone())
+        } else {
+            v.strip_prefix("--volume=")
+                .or_else(|| v.strip_prefix("-v"))
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(m) = mount {
+            let src = m
+                .split(',')
+                .find_map(|p| p.strip_prefix("source=").or_else(|| p.strip_prefix("src=")))
+                .unwrap_or_else(|| m.split(':').next().unwrap_or(""));
+            if src.starts_with('/') || src.starts_with('.') || src.starts_with('~') {
+                f.write_path(src, false);
+            }
+        }
+        if v == "--privileged"
+            || v.starts_with("--pid=host")
+            || v.starts_with("--net=host")
+            || v.starts_with("--network=host")
+        {
+            f.code(name, v, "gives the container access to the host");
+        }
+    }
+}
+
+fn apt(name: &str, args: &[Word], f: &mut Findings) {
+    let sub = args
+        .iter()
+        .find(|w| !w.value.starts_with('-'))
+        .map(|w| w.value.as_str())
+        .unwrap_or("");
+    if !matches!(
+        sub,
+        "list"
+            | "search"
+            | "show"
+            | "info"
+            | "policy"
+            | "depends"
+            | "rdepends"
+            | ""
+            | "-l"
+            | "--list"
+    ) {
+        f.code(
+            name,
+            sub,
+            "installs or changes system packages, which run their scripts",
+        );
+        f.network(name, None);
+    }
+    for (i, w) in args.iter().enumerate() {
+        let kv = if w.value == "-o" || w.value == "--option" {
+            args.get(i + 1).map(|n| n.value.clone())
+        } else {
+            w.value
+                .strip_prefix("-o")
+                .or_else(|| w.value.strip_prefix("--option="))
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(kv) = kv {
+            f.code(
+                name,
+                format!("-o {kv}"),
+                "sets configuration, which can name commands to run",
+            );
+            let (key, value) = kv.split_once('=').unwrap_or((&kv, ""));
+            let lower = key.to_ascii_lowercase();
+            if lower.contains("invoke")
+                || lower.contains("pkgs")
+                || lower.contains("::pre")
+                || lower.contains("::post")
+            {
+                f.shell(format!("{name} -o {key}"), value, w.dynamic);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_at_least_80_programs_and_no_duplicates() {
+        let mut names: Vec<&str> = PROGRAMS
+            .iter()
+            .flat_map(|p| p.names.iter().copied())
+            .collect();
+        assert!(names.len() >= 80, "only {} programs", names.len());
+        let before = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(before, names.len(), "a program is listed twice");
+    }
+
+    #[test]
+    fn lookup_key_only_trusts_system_dirs() {
+        assert_eq!(lookup_key("rm"), Some("rm"));
+        assert_eq!(lookup_key("/bin/rm"), Some("rm"));
+        assert_eq!(lookup_key("/usr/local/bin/git"), Some("git"));
+        assert_eq!(lookup_key("./cat"), None);
+        assert_eq!(lookup_key("/tmp/rm"), None);
+    }
+
+    #[test]
+    fn env_patterns() {
+        assert!(env_var("LD_PRELOAD").is_some());
+        assert!(env_var("GIT_DIR").is_some());
+        assert!(env_var("CARGO_TARGET_DIR").is_some());
+        assert!(env_var("MODE").is_none());
+        assert!(env_var("PAGER").is_some_and(|r| r.shell_text));
+    }
+}

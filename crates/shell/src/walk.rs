@@ -1,0 +1,1331 @@
+//! The walker: parses text with brush-parser and visits every place bash runs a
+//! command from, collecting commands, effects and opaque parts.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ParserOptions;
+use brush_parser::ast;
+
+use crate::arith;
+use crate::knowledge::{self, Findings};
+use crate::limits::Limits;
+use crate::model::{Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, Via};
+use crate::word::{self, Nested, Word};
+use crate::wrappers;
+
+/// Where a command's standard input comes from, as far as a shell reading its
+/// script from stdin is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stdin {
+    /// Not redirected: the agent's stdin (normally empty).
+    Inherited,
+    /// A heredoc or here-string whose text is known.
+    Text(String),
+    /// A pipe, a file, or a heredoc with expansions.
+    Unknown(String),
+}
+
+/// A simple command after its words were read.
+struct SimpleCall {
+    words: Vec<Word>,
+    env: Vec<EnvAssignment>,
+    redirects: Vec<Redirect>,
+    stdin: Stdin,
+}
+
+pub(crate) struct Walker<'l> {
+    limits: &'l Limits,
+    opts: ParserOptions,
+    out: Analysis,
+    nodes: usize,
+    stopped: bool,
+    /// Variables known to hold plain values (safe to read in arithmetic).
+    plain_vars: HashSet<String>,
+}
+
+impl<'l> Walker<'l> {
+    pub(crate) fn new(limits: &'l Limits) -> Self {
+        Walker {
+            limits,
+            opts: word::parser_options(),
+            out: Analysis::default(),
+            nodes: 0,
+            stopped: false,
+            plain_vars: HashSet::new(),
+        }
+    }
+
+    pub(crate) fn run(mut self, text: &str) -> Analysis {
+        if text.len() > self.limits.max_bytes {
+            self.opaque(
+                OpaqueReason::SizeLimit,
+                format!("{} bytes (limit {})", text.len(), self.limits.max_bytes),
+            );
+            return self.out;
+        }
+        self.text(text, Via::Top, 0);
+        self.out
+    }
+
+    // ----- bookkeeping -------------------------------------------------------
+
+    fn opaque(&mut self, reason: OpaqueReason, text: impl Into<String>) {
+        let text = shorten(text.into());
+        let o = Opaque { reason, text };
+        if !self.out.opaque.contains(&o) {
+            self.out.opaque.push(o);
+        }
+    }
+
+    fn effect(&mut self, e: Effect) {
+        if !self.out.effects.contains(&e) {
+            self.out.effects.push(e);
+        }
+    }
+
+    /// Counts a syntax node; false once the node limit is passed.
+    fn tick(&mut self) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.nodes += 1;
+        if self.nodes > self.limits.max_nodes {
+            self.stopped = true;
+            self.opaque(
+                OpaqueReason::NodeLimit,
+                format!("more than {} syntax nodes", self.limits.max_nodes),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn depth_ok(&mut self, depth: u32, what: &str) -> bool {
+        if depth > self.limits.max_depth {
+            self.opaque(
+                OpaqueReason::DepthLimit,
+                format!("nesting deeper than {}: {what}", self.limits.max_depth),
+            );
+            return false;
+        }
+        true
+    }
+
+    // ----- text and syntax tree ----------------------------------------------
+
+    /// Parses and walks shell text (the whole input, or a nested script).
+    fn text(&mut self, text: &str, via: Via, depth: u32) {
+        if self.stopped || !self.depth_ok(depth, text) {
+            return;
+        }
+        if bracket_depth(text) > self.limits.max_bracket_depth {
+            self.opaque(
+                OpaqueReason::DepthLimit,
+                format!(
+                    "brackets nested deeper than {}: {text}",
+                    self.limits.max_bracket_depth
+                ),
+            );
+            return;
+        }
+        if let Some(at) = find_funsub(text) {
+            // bash 5.3 `${ cmd; }` / `${| cmd; }` run commands; brush-parser
+            // reads them as something else.
+            self.opaque(
+                OpaqueReason::UnsupportedSyntax,
+                format!("${{ … }} command substitution: {}", &text[at..]),
+            );
+        }
+        let parsed = catch_unwind(AssertUnwindSafe(|| {
+            brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &self.opts)
+                .parse_program()
+        }));
+        match parsed {
+            Ok(Ok(program)) => {
+                for (i, list) in program.complete_commands.iter().enumerate() {
+                    let first = if i == 0 { via.clone() } else { Via::Sequence };
+                    self.list(list, first, depth);
+                }
+            }
+            Ok(Err(err)) => self.opaque(OpaqueReason::ParseError, format!("{err}: {text}")),
+            Err(_) => self.opaque(OpaqueReason::ParseError, format!("parser failed: {text}")),
+        }
+    }
+
+    fn list(&mut self, list: &ast::CompoundList, first: Via, depth: u32) {
+        let mut via = first;
+        for ast::CompoundListItem(and_or, sep) in &list.0 {
+            self.and_or(and_or, via, depth);
+            via = match sep {
+                ast::SeparatorOperator::Async => Via::Background,
+                ast::SeparatorOperator::Sequence => Via::Sequence,
+            };
+        }
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList, via: Via, depth: u32) {
+        self.pipeline(&list.first, via, depth);
+        for next in &list.additional {
+            match next {
+                ast::AndOr::And(p) => self.pipeline(p, Via::And, depth),
+                ast::AndOr::Or(p) => self.pipeline(p, Via::Or, depth),
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, via: Via, depth: u32) {
+        for (i, cmd) in p.seq.iter().enumerate() {
+            let v = if i == 0 { via.clone() } else { Via::Pipeline };
+            self.command(cmd, v, depth, i > 0);
+        }
+    }
+
+    fn command(&mut self, cmd: &ast::Command, via: Via, depth: u32, piped: bool) {
+        if !self.tick() {
+            return;
+        }
+        match cmd {
+            ast::Command::Simple(simple) => self.simple(simple, via, depth, piped),
+            ast::Command::Compound(compound, redirects) => {
+                if let Some(r) = redirects {
+                    for redirect in &r.0 {
+                        self.redirect(redirect, depth);
+                    }
+                }
+                self.compound(compound, depth + 1);
+            }
+            ast::Command::Function(def) => {
+                // The body runs whenever the function is called; analyse it here.
+                let body = &def.body;
+                if let Some(r) = &body.1 {
+                    for redirect in &r.0 {
+                        self.redirect(redirect, depth + 1);
+                    }
+                }
+                self.compound_as(&body.0, Via::Function, depth + 1);
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                if let Some(r) = redirects {
+                    for redirect in &r.0 {
+                        self.redirect(redirect, depth);
+                    }
+                }
+                self.extended_test(&test.expr, depth);
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &ast::CompoundCommand, depth: u32) {
+        let via = match c {
+            ast::CompoundCommand::Subshell(_) => Via::Subshell,
+            ast::CompoundCommand::BraceGroup(_) => Via::Group,
+            _ => Via::Compound,
+        };
+        self.compound_as(c, via, depth);
+    }
+
+    fn compound_as(&mut self, c: &ast::CompoundCommand, via: Via, depth: u32) {
+        if !self.depth_ok(depth, "compound command") {
+            return;
+        }
+        use ast::CompoundCommand as C;
+        match c {
+            C::Arithmetic(a) => self.arith(&a.expr.value, depth),
+            C::ArithmeticForClause(f) => {
+                if let Some(init) = &f.initializer {
+                    self.arith(&init.value, depth);
+                    for name in arith::numeric_assignments(&init.value) {
+                        self.plain_vars.insert(name);
+                    }
+                }
+                if let Some(cond) = &f.condition {
+                    self.arith(&cond.value, depth);
+                }
+                if let Some(upd) = &f.updater {
+                    self.arith(&upd.value, depth);
+                }
+                self.list(&f.body.list, via, depth);
+            }
+            C::BraceGroup(g) => self.list(&g.list, via, depth),
+            C::Subshell(s) => self.list(&s.list, via, depth),
+            C::ForClause(f) => {
+                let mut plain = true;
+                if let Some(values) = &f.values {
+                    for w in values {
+                        let w = self.word(&w.value, depth);
+                        plain &= !w.dynamic && arith::is_plain_value(&w.value);
+                    }
+                } else {
+                    plain = false;
+                }
+                self.set_var(&f.variable_name, plain);
+                self.list(&f.body.list, via, depth);
+            }
+            C::CaseClause(case) => {
+                self.word(&case.value.value, depth);
+                for item in &case.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, depth);
+                    }
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd, via.clone(), depth);
+                    }
+                }
+            }
+            C::IfClause(i) => {
+                self.list(&i.condition, via.clone(), depth);
+                self.list(&i.then, via.clone(), depth);
+                for e in i.elses.iter().flatten() {
+                    if let Some(cond) = &e.condition {
+                        self.list(cond, via.clone(), depth);
+                    }
+                    self.list(&e.body, via.clone(), depth);
+                }
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.list(&w.0, via.clone(), depth);
+                self.list(&w.1.list, via, depth);
+            }
+            C::Coprocess(co) => {
+                if let Some(name) = &co.name {
+                    self.word(&name.value, depth);
+                }
+                self.command(&co.body, via, depth, false);
+            }
+        }
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: u32) {
+        use ast::ExtendedTestExpr as T;
+        match e {
+            T::And(a, b) | T::Or(a, b) => {
+                self.extended_test(a, depth);
+                self.extended_test(b, depth);
+            }
+            T::Not(a) | T::Parenthesized(a) => self.extended_test(a, depth),
+            T::UnaryTest(pred, w) => {
+                let word = self.word(&w.value, depth);
+                if matches!(pred, ast::UnaryPredicate::ShellVariableIsSetAndAssigned) {
+                    // `-v name[subscript]` evaluates the subscript.
+                    self.subscript_in_name(&word, depth);
+                }
+            }
+            T::BinaryTest(pred, l, r) => {
+                let lw = self.word(&l.value, depth);
+                let rw = self.word(&r.value, depth);
+                use ast::BinaryPredicate as B;
+                if matches!(
+                    pred,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    // Operands of `-eq` … inside `[[ ]]` are arithmetic expressions.
+                    for w in [lw, rw] {
+                        if w.dynamic || !w.value.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+                            self.arith(&w.value, depth);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- words ---------------------------------------------------------------
+
+    /// Normalises a word and analyses the code it carries.
+    fn word(&mut self, raw: &str, depth: u32) -> Word {
+        self.tick();
+        let w = word::normalize(raw, &self.opts);
+        self.nested(&w.nested, depth);
+        w
+    }
+
+    fn nested(&mut self, nested: &[Nested], depth: u32) {
+        for n in nested {
+            match n {
+                Nested::Command { text, backticks } => {
+                    let via = if *backticks {
+                        Via::Backticks
+                    } else {
+                        Via::CommandSubstitution
+                    };
+                    self.text(text, via, depth + 1);
+                }
+                Nested::Arith(expr) => self.arith(expr, depth),
+                Nested::Opaque(reason, text) => self.opaque(*reason, text.clone()),
+            }
+        }
+    }
+
+    /// An arithmetic context: its substitutions run, and names it reads must
+    /// hold plain values.
+    fn arith(&mut self, expr: &str, depth: u32) {
+        let w = word::normalize(expr, &self.opts);
+        self.nested(&w.nested, depth);
+        let bad = arith::unsafe_names(expr, &self.plain_vars);
+        if !bad.is_empty() {
+            self.opaque(
+                OpaqueReason::ArithmeticEvaluation,
+                format!(
+                    "arithmetic reads {} whose value is not known: {expr}",
+                    bad.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// A variable name argument (`unset a[i]`, `-v a[$(x)]`): a subscript is arithmetic.
+    fn subscript_in_name(&mut self, w: &Word, depth: u32) {
+        if w.dynamic {
+            self.opaque(
+                OpaqueReason::ArithmeticEvaluation,
+                format!("variable name known only at run time: {}", w.value),
+            );
+        } else if let Some(open) = w.value.find('[') {
+            let inner = w.value[open + 1..].trim_end_matches(']').to_string();
+            self.arith(&inner, depth);
+        }
+    }
+
+    fn set_var(&mut self, name: &str, plain: bool) {
+        if plain {
+            self.plain_vars.insert(name.to_string());
+        } else {
+            self.plain_vars.remove(name);
+        }
+    }
+
+    // ----- simple commands -----------------------------------------------------
+
+    fn simple(&mut self, s: &ast::SimpleCommand, via: Via, depth: u32, piped: bool) {
+        let mut call = SimpleCall {
+            words: Vec::new(),
+            env: Vec::new(),
+            redirects: Vec::new(),
+            stdin: if piped {
+                Stdin::Unknown("a pipe".into())
+            } else {
+                Stdin::Inherited
+            },
+        };
+        let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
+        let name = s.word_or_name.iter().map(|w| (true, w));
+        let mut assignments_only = true;
+        for item in prefix {
+            self.item(item, &mut call, depth, &mut assignments_only, true);
+        }
+        for (_, w) in name {
+            let word = self.word(&w.value, depth);
+            call.words.push(word);
+        }
+        for item in s.suffix.iter().flat_map(|p| p.0.iter()) {
+            self.item(item, &mut call, depth, &mut assignments_only, false);
+        }
+        if call.words.is_empty() {
+            // Plain assignments change the shell's own variables.
+            for e in &call.env {
+                let plain = !e.dynamic && arith::is_plain_value(&e.value);
+                self.set_var(&e.name.clone(), plain);
+            }
+            return;
+        }
+        self.run_command(call, via, depth);
+    }
+
+    fn item(
+        &mut self,
+        item: &ast::CommandPrefixOrSuffixItem,
+        call: &mut SimpleCall,
+        depth: u32,
+        _assignments_only: &mut bool,
+        in_prefix: bool,
+    ) {
+        use ast::CommandPrefixOrSuffixItem as I;
+        match item {
+            I::IoRedirect(r) => {
+                if let Some((redirect, stdin)) = self.redirect(r, depth) {
+                    call.redirects.push(redirect);
+                    if let Some(s) = stdin {
+                        call.stdin = s;
+                    }
+                }
+            }
+            I::Word(w) => {
+                let word = self.word(&w.value, depth);
+                call.words.push(word);
+            }
+            I::AssignmentWord(assignment, w) => {
+                if in_prefix {
+                    let (value, dynamic) = self.assignment_value(assignment, depth);
+                    let name = match &assignment.name {
+                        ast::AssignmentName::VariableName(n) => n.clone(),
+                        ast::AssignmentName::ArrayElementName(n, index) => {
+                            self.arith(index, depth);
+                            n.clone()
+                        }
+                    };
+                    call.env.push(EnvAssignment {
+                        name,
+                        value,
+                        dynamic,
+                    });
+                } else {
+                    // An assignment-shaped argument (`declare x=$(…)`, `echo a=b`).
+                    let word = self.word(&w.value, depth);
+                    call.words.push(word);
+                }
+            }
+            I::ProcessSubstitution(kind, sub) => {
+                let via = match kind {
+                    ast::ProcessSubstitutionKind::Read => Via::ProcessSubstitutionIn,
+                    ast::ProcessSubstitutionKind::Write => Via::ProcessSubstitutionOut,
+                };
+                if self.depth_ok(depth + 1, "process substitution") {
+                    self.list(&sub.list, via, depth + 1);
+                }
+                call.words.push(Word {
+                    value: format!("{kind}({})", sub.list),
+                    dynamic: true,
+                    nested: Vec::new(),
+                });
+            }
+        }
+    }
+
+    fn assignment_value(&mut self, a: &ast::Assignment, depth: u32) -> (String, bool) {
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let w = self.word(&w.value, depth);
+                (w.value, w.dynamic)
+            }
+            ast::AssignmentValue::Array(items) => {
+                let mut parts = Vec::new();
+                let mut dynamic = false;
+                for (key, value) in items {
+                    if let Some(k) = key {
+                        let kw = self.word(&k.value, depth);
+                        self.arith(&kw.value, depth);
+                    }
+                    let vw = self.word(&value.value, depth);
+                    dynamic |= vw.dynamic;
+                    parts.push(vw.value);
+                }
+                (format!("({})", parts.join(" ")), dynamic)
+            }
+        }
+    }
+
+    /// Records a redirect's effects; returns its description and, for input
+    /// redirects, what a shell would read as its script.
+    fn redirect(&mut self, r: &ast::IoRedirect, depth: u32) -> Option<(Redirect, Option<Stdin>)> {
+        self.tick();
+        use ast::IoFileRedirectKind as K;
+        use ast::IoRedirect as R;
+        match r {
+            R::File(fd, kind, target) => {
+                let (op, default_fd) = match kind {
+                    K::Read => ("<", 0),
+                    K::Write => (">", 1),
+                    K::Append => (">>", 1),
+                    K::ReadAndWrite => ("<>", 0),
+                    K::Clobber => (">|", 1),
+                    K::DuplicateInput => ("<&", 0),
+                    K::DuplicateOutput => (">&", 1),
+                };
+                let fd = Some(fd.unwrap_or(default_fd));
+                let (target, dynamic) = match target {
+                    ast::IoFileRedirectTarget::Filename(w) => {
+                        let w = self.word(&w.value, depth);
+                        self.file_redirect_effects(kind, &w);
+                        (w.value, w.dynamic)
+                    }
+                    ast::IoFileRedirectTarget::Fd(n) => (n.to_string(), false),
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        let w = self.word(&w.value, depth);
+                        // `>&file` (not a number or `-`) writes to a file.
+                        let is_fd = w.value == "-"
+                            || w.value
+                                .trim_end_matches('-')
+                                .bytes()
+                                .all(|b| b.is_ascii_digit());
+                        if w.dynamic || !is_fd {
+                            self.file_redirect_effects(kind, &w);
+                        }
+                        (w.value, w.dynamic)
+                    }
+                    ast::IoFileRedirectTarget::ProcessSubstitution(kind, sub) => {
+                        let via = match kind {
+                            ast::ProcessSubstitutionKind::Read => Via::ProcessSubstitutionIn,
+                            ast::ProcessSubstitutionKind::Write => Via::ProcessSubstitutionOut,
+                        };
+                        if self.depth_ok(depth + 1, "process substitution") {
+                            self.list(&sub.list, via, depth + 1);
+                        }
+                        (format!("{kind}({})", sub.list), true)
+                    }
+                };
+                let stdin = (fd == Some(0)
+                    && matches!(kind, K::Read | K::ReadAndWrite | K::DuplicateInput))
+                .then(|| Stdin::Unknown(format!("{op}{target}")));
+                Some((
+                    Redirect {
+                        op: op.into(),
+                        fd,
+                        target,
+                        dynamic,
+                    },
+                    stdin,
+                ))
+            }
+            R::HereDocument(fd, doc) => {
+                let op = if doc.remove_tabs { "<<-" } else { "<<" };
+                let fd = fd.unwrap_or(0);
+                let mut body = doc.doc.value.clone();
+                if doc.remove_tabs {
+                    body = body
+                        .lines()
+                        .map(|l| l.trim_start_matches('\t'))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        + "\n";
+                }
+                let mut dynamic = false;
+                if doc.requires_expansion {
+                    // An unquoted delimiter: the body is expanded, and its
+                    // substitutions run whatever command reads it.
+                    match brush_parser::word::parse_heredoc(&body, &self.opts) {
+                        Ok(pieces) => {
+                            for p in &pieces {
+                                dynamic |= self.heredoc_piece(&p.piece, depth);
+                            }
+                        }
+                        Err(_) => {
+                            dynamic = true;
+                            self.opaque(OpaqueReason::ParseError, format!("heredoc body: {body}"));
+                        }
+                    }
+                }
+                let stdin = if fd != 0 {
+                    None
+                } else if dynamic {
+                    Some(Stdin::Unknown("a heredoc with expansions".into()))
+                } else {
+                    Some(Stdin::Text(body.clone()))
+                };
+                Some((
+                    Redirect {
+                        op: op.into(),
+                        fd: Some(fd),
+                        target: body,
+                        dynamic,
+                    },
+                    stdin,
+                ))
+            }
+            R::HereString(fd, w) => {
+                let fd = fd.unwrap_or(0);
+                let w = self.word(&w.value, depth);
+                let stdin = (fd == 0).then(|| {
+                    if w.dynamic {
+                        Stdin::Unknown(format!("<<<{}", w.value))
+                    } else {
+                        Stdin::Text(format!("{}\n", w.value))
+                    }
+                });
+                Some((
+                    Redirect {
+                        op: "<<<".into(),
+                        fd: Some(fd),
+                        target: w.value,
+                        dynamic: w.dynamic,
+                    },
+                    stdin,
+                ))
+            }
+            R::OutputAndError(w, append) => {
+                let w = self.word(&w.value, depth);
+                self.file_redirect_effects(&K::Write, &w);
+                let op = if *append { "&>>" } else { "&>" };
+                Some((
+                    Redirect {
+                        op: op.into(),
+                        fd: None,
+                        target: w.value,
+                        dynamic: w.dynamic,
+                    },
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Analyses the substitutions in an expanded heredoc body; true when the body is dynamic.
+    fn heredoc_piece(&mut self, piece: &brush_parser::word::WordPiece, depth: u32) -> bool {
+        use brush_parser::word::WordPiece as P;
+        match piece {
+            P::Text(_) | P::SingleQuotedText(_) | P::EscapeSequence(_) | P::AnsiCQuotedText(_) => {
+                false
+            }
+            P::DoubleQuotedSequence(inner) | P::GettextDoubleQuotedSequence(inner) => {
+                let mut d = false;
+                for p in inner {
+                    d |= self.heredoc_piece(&p.piece, depth);
+                }
+                d
+            }
+            P::TildeExpansion(_) => false,
+            P::CommandSubstitution(text) => {
+                self.text(text, Via::CommandSubstitution, depth + 1);
+                true
+            }
+            P::BackquotedCommandSubstitution(text) => {
+                let w = word::normalize(&format!("`{text}`"), &self.opts);
+                self.nested(&w.nested, depth);
+                true
+            }
+            P::ParameterExpansion(_) | P::ArithmeticExpression(_) => {
+                // Re-render through the word layer to pick up nested code.
+                let raw = match piece {
+                    P::ArithmeticExpression(e) => format!("$(({}))", e.value),
+                    _ => String::new(),
+                };
+                if !raw.is_empty() {
+                    let w = word::normalize(&raw, &self.opts);
+                    self.nested(&w.nested, depth);
+                }
+                true
+            }
+        }
+    }
+
+    fn file_redirect_effects(&mut self, kind: &ast::IoFileRedirectKind, target: &Word) {
+        use ast::IoFileRedirectKind as K;
+        let path = target.value.clone();
+        let dynamic = target.dynamic;
+        if let Some(host) = dev_tcp_host(&path) {
+            self.effect(Effect::Network {
+                program: "bash".into(),
+                host: Some(host),
+            });
+        }
+        match kind {
+            K::Read | K::DuplicateInput => self.effect(Effect::Read { path, dynamic }),
+            K::ReadAndWrite => {
+                self.effect(Effect::Read {
+                    path: path.clone(),
+                    dynamic,
+                });
+                self.effect(Effect::Write { path, dynamic });
+            }
+            K::Write | K::Append | K::Clobber | K::DuplicateOutput => {
+                self.effect(Effect::Write { path, dynamic })
+            }
+        }
+    }
+
+    // ----- running a command ---------------------------------------------------
+
+    /// A command with its words read: record it, then look through it.
+    fn run_command(&mut self, call: SimpleCall, via: Via, depth: u32) {
+        if self.stopped || !self.depth_ok(depth, &call.words[0].value) {
+            return;
+        }
+        let name = &call.words[0];
+        if name.dynamic {
+            self.opaque(OpaqueReason::DynamicCommandName, joined_source(&call.words));
+            return;
+        }
+        if self.out.commands.len() >= self.limits.max_commands {
+            self.stopped = true;
+            self.opaque(
+                OpaqueReason::CommandLimit,
+                format!("more than {} commands", self.limits.max_commands),
+            );
+            return;
+        }
+        let argv = (!call.words.iter().any(|w| w.dynamic))
+            .then(|| call.words.iter().map(|w| w.value.clone()).collect());
+        let dynamic_words = call
+            .words
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.dynamic)
+            .map(|(i, _)| i)
+            .collect();
+        self.out.commands.push(Command {
+            program: name.value.clone(),
+            argv,
+            words: call.words.iter().map(|w| w.value.clone()).collect(),
+            dynamic_words,
+            via,
+            depth,
+            env: call.env.clone(),
+            redirects: call.redirects.clone(),
+        });
+        let program = name.value.clone();
+        for e in &call.env {
+            self.env_assignment(&program, e, depth);
+        }
+        self.look_through(call, depth);
+    }
+
+    fn env_assignment(&mut self, program: &str, e: &EnvAssignment, depth: u32) {
+        if let Some(risk) = knowledge::env_var(&e.name) {
+            self.effect(Effect::Code {
+                program: program.into(),
+                source: e.name.clone(),
+                reason: risk.reason.into(),
+            });
+            if risk.shell_text {
+                let text = risk.text_of(&e.value);
+                if e.dynamic {
+                    self.opaque(OpaqueReason::DynamicCode, format!("{}={}", e.name, e.value));
+                } else if !text.is_empty() {
+                    self.text(text, Via::Option(e.name.clone()), depth + 1);
+                }
+            }
+        }
+    }
+
+    /// Looks through the program to the code it runs: builtins, wrappers,
+    /// shells, interpreters, and the knowledge base.
+    fn look_through(&mut self, call: SimpleCall, depth: u32) {
+        let program = call.words[0].value.clone();
+        let Some(key) = knowledge::lookup_key(&program) else {
+            return;
+        };
+        if !program.contains('/') && self.builtin(key, &call, depth) {
+            return;
+        }
+        if let Some(spec) = wrappers::lookup(key) {
+            self.wrapper(key, spec, &call, depth);
+            return;
+        }
+        if knowledge::is_shell(key) {
+            self.shell(key, &call.words, &call.stdin, depth);
+            return;
+        }
+        let findings = knowledge::analyze_program(key, &call.words, &call.stdin_text());
+        self.findings(key, findings, &call, depth);
+    }
+
+    fn findings(&mut self, program: &str, f: Findings, call: &SimpleCall, depth: u32) {
+        for e in f.effects {
+            self.effect(e);
+        }
+        for (reason, text) in f.opaque {
+            self.opaque(reason, text);
+        }
+        for (label, text, dynamic) in f.shell_texts {
+            if dynamic {
+                self.opaque(OpaqueReason::DynamicCode, format!("{label}: {text}"));
+            } else {
+                self.text(&text, Via::Option(label), depth + 1);
+            }
+        }
+        for (label, range, replace) in f.commands {
+            let words: Vec<Word> = call.words[range]
+                .iter()
+                .map(|w| match &replace {
+                    Some(r) if w.value.contains(r.as_str()) => Word {
+                        dynamic: true,
+                        ..w.clone()
+                    },
+                    _ => w.clone(),
+                })
+                .collect();
+            if words.is_empty() {
+                continue;
+            }
+            let inner = SimpleCall {
+                words,
+                env: Vec::new(),
+                redirects: Vec::new(),
+                stdin: Stdin::Inherited,
+            };
+            let _ = program;
+            self.run_command(inner, Via::Wrapper(label), depth + 1);
+        }
+    }
+
+    /// Shell builtins that run or re-read code. Returns true when handled.
+    fn builtin(&mut self, name: &str, call: &SimpleCall, depth: u32) -> bool {
+        let args = &call.words[1..];
+        match name {
+            "eval" => {
+                if args.iter().any(|w| w.dynamic) {
+                    self.opaque(OpaqueReason::DynamicCode, joined_source(&call.words));
+                } else {
+                    let text = args
+                        .iter()
+                        .map(|w| w.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    self.text(&text, Via::Eval, depth + 1);
+                }
+                true
+            }
+            "trap" => {
+                // `trap 'cmd' SIG…`: the first argument runs later (`-p`, `-l` list).
+                if let Some(first) = args.iter().find(|w| !w.value.starts_with('-') || w.dynamic) {
+                    if first.dynamic {
+                        self.opaque(OpaqueReason::DynamicCode, joined_source(&call.words));
+                    } else if args.len() > 1 && first.value != "-" {
+                        self.text(&first.value.clone(), Via::Wrapper("trap".into()), depth + 1);
+                    }
+                }
+                true
+            }
+            "alias" => {
+                for a in args {
+                    if a.dynamic {
+                        self.opaque(OpaqueReason::DynamicCode, format!("alias {}", a.value));
+                    } else if let Some((_, body)) = a.value.split_once('=') {
+                        // An alias body is command text wherever the alias is used.
+                        self.text(&body.to_string(), Via::Wrapper("alias".into()), depth + 1);
+                    }
+                }
+                true
+            }
+            "source" | "." => {
+                if let Some(file) = args.first() {
+                    self.effect(Effect::Read {
+                        path: file.value.clone(),
+                        dynamic: file.dynamic,
+                    });
+                    self.effect(Effect::Code {
+                        program: name.into(),
+                        source: file.value.clone(),
+                        reason: "runs the commands of a script file in this shell".into(),
+                    });
+                }
+                true
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly" => {
+                self.declaration(name, args, depth);
+                true
+            }
+            "let" => {
+                for a in args {
+                    self.arith(&a.value.clone(), depth);
+                    for n in arith::numeric_assignments(&a.value) {
+                        self.plain_vars.insert(n);
+                    }
+                }
+                true
+            }
+            "unset" | "read" | "printf" | "mapfile" | "readarray" | "wait" | "test" | "[" => {
+                self.name_arguments(name, args, depth);
+                false
+            }
+            "bind" | "complete" | "compgen" | "fc" | "enable" | "hash" => {
+                self.code_binding_builtin(name, args);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `declare -a x="$v"` re-parses a dynamic value as an array literal, and
+    /// `declare -i` evaluates it as arithmetic; subscripts in names are arithmetic.
+    fn declaration(&mut self, name: &str, args: &[Word], depth: u32) {
+        let mut reparse = false;
+        for a in args {
+            if a.dynamic && a.value.starts_with('-') {
+                self.opaque(OpaqueReason::DynamicCode, format!("{name} {}", a.value));
+                continue;
+            }
+            if !a.dynamic && a.value.starts_with(['-', '+']) {
+                reparse |= a.value.contains(['a', 'A', 'i']);
+                continue;
+            }
+            let (lhs, value) = match wrappers::split_assignment(&a.value) {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => {
+                    // `name[sub]=value` or a bare name.
+                    let lhs = a.value.split('=').next().unwrap_or("").to_string();
+                    let value = a.value.split_once('=').map(|(_, v)| v.to_string());
+                    (lhs, value)
+                }
+            };
+            if lhs.contains('[') {
+                let w = Word {
+                    value: lhs.clone(),
+                    dynamic: false,
+                    nested: Vec::new(),
+                };
+                self.subscript_in_name(&w, depth);
+            }
+            match value {
+                Some(v) if a.dynamic && (reparse || v.starts_with('(')) => {
+                    self.opaque(
+                        OpaqueReason::DynamicCode,
+                        format!(
+                            "{name} re-reads a value known only at run time: {}",
+                            a.value
+                        ),
+                    );
+                }
+                Some(v) => {
+                    let plain = !a.dynamic && arith::is_plain_value(&v);
+                    self.set_var(&lhs, plain);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Builtins that take variable names, which may carry arithmetic subscripts.
+    fn name_arguments(&mut self, name: &str, args: &[Word], depth: u32) {
+        let takes_names = match name {
+            "unset" | "read" | "mapfile" | "readarray" => true,
+            "printf" | "wait" => false,
+            _ => false,
+        };
+        let mut next_is_name = false;
+        for a in args {
+            let is_name = next_is_name || (takes_names && !a.value.starts_with('-'));
+            next_is_name = matches!(a.value.as_str(), "-v" | "-p") && name != "test" && name != "["
+                || (matches!(name, "test" | "[") && a.value == "-v");
+            if is_name && (a.dynamic || a.value.contains('[')) {
+                self.subscript_in_name(a, depth);
+            }
+        }
+        if matches!(name, "mapfile" | "readarray") {
+            self.code_binding_builtin(name, args);
+        }
+    }
+
+    /// Builtins that bind code to run later (`bind -x`, `complete -C`,
+    /// `mapfile -C`) or load it (`enable -f`), or remap names (`hash -p`).
+    fn code_binding_builtin(&mut self, name: &str, args: &[Word]) {
+        let flags: &[&str] = match name {
+            "bind" => &["-x"],
+            "complete" | "compgen" => &["-C", "-F"],
+            "mapfile" | "readarray" => &["-C"],
+            "fc" => &["-e", "-s"],
+            "enable" => &["-f"],
+            "hash" => &["-p"],
+            _ => &[],
+        };
+        for (i, a) in args.iter().enumerate() {
+            let hit = flags
+                .iter()
+                .any(|f| a.value == *f || (a.value.starts_with(f) && a.value.len() > f.len()));
+            if hit || a.dynamic {
+                let detail = args.get(i + 1).map(|w| w.value.as_str()).unwrap_or("");
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!("{name} {} {detail}", a.value),
+                );
+            }
+        }
+        if name == "fc" && args.is_empty() {
+            self.opaque(OpaqueReason::DynamicCode, "fc re-runs history commands");
+        }
+    }
+
+    fn wrapper(
+        &mut self,
+        name: &str,
+        spec: &'static wrappers::WrapperSpec,
+        call: &SimpleCall,
+        depth: u32,
+    ) {
+        let parsed = wrappers::parse(spec, &call.words);
+        for path in &parsed.writes {
+            self.effect(Effect::Write {
+                path: path.clone(),
+                dynamic: false,
+            });
+        }
+        if let Some((reason, text)) = parsed.opaque {
+            self.opaque(reason, format!("{text} in: {}", joined_source(&call.words)));
+            return;
+        }
+        for (text, dynamic) in &parsed.shell_texts {
+            if *dynamic {
+                self.opaque(OpaqueReason::DynamicCode, text.clone());
+            } else {
+                self.text(text, Via::Wrapper(name.to_string()), depth + 1);
+            }
+        }
+        let mut env: Vec<EnvAssignment> = parsed
+            .env
+            .iter()
+            .map(|(n, v)| EnvAssignment {
+                name: n.clone(),
+                value: v.clone(),
+                dynamic: false,
+            })
+            .collect();
+        if name == "ssh" {
+            self.ssh_options(&call.words, depth);
+        }
+        let Some(start) = parsed.command_start else {
+            if parsed.input_args {
+                // `xargs` with no command runs `echo` with the input.
+                let words = vec![
+                    Word {
+                        value: "echo".into(),
+                        dynamic: false,
+                        nested: Vec::new(),
+                    },
+                    Word {
+                        value: "<input>".into(),
+                        dynamic: true,
+                        nested: Vec::new(),
+                    },
+                ];
+                let inner = SimpleCall {
+                    words,
+                    env,
+                    redirects: Vec::new(),
+                    stdin: Stdin::Inherited,
+                };
+                self.run_command(inner, Via::Wrapper(name.into()), depth + 1);
+            }
+            return;
+        };
+        let mut words: Vec<Word> = call.words[start..].to_vec();
+        if parsed.join_as_shell {
+            if words.iter().any(|w| w.dynamic) {
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!(
+                        "{name} runs shell text known only at run time: {}",
+                        joined_source(&words)
+                    ),
+                );
+            } else {
+                let text = words
+                    .iter()
+                    .map(|w| w.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                self.text(&text, Via::Wrapper(name.to_string()), depth + 1);
+            }
+            return;
+        }
+        if let Some(r) = &parsed.replace {
+            for w in &mut words {
+                if w.value.contains(r.as_str()) {
+                    w.dynamic = true;
+                }
+            }
+        }
+        if parsed.input_args {
+            words.push(Word {
+                value: "<input>".into(),
+                dynamic: true,
+                nested: Vec::new(),
+            });
+        }
+        // The wrapper's stdin reaches its command; `xargs` keeps stdin for itself.
+        let stdin = if parsed.input_args {
+            Stdin::Inherited
+        } else {
+            call.stdin.clone()
+        };
+        for e in &env {
+            self.env_assignment(&words[0].value.clone(), e, depth + 1);
+        }
+        let inner = SimpleCall {
+            words,
+            env: std::mem::take(&mut env),
+            redirects: Vec::new(),
+            stdin,
+        };
+        self.run_command(inner, Via::Wrapper(name.to_string()), depth + 1);
+    }
+
+    /// `ssh -o ProxyCommand=…` and friends run local shell text.
+    fn ssh_options(&mut self, words: &[Word], depth: u32) {
+        let f = knowledge::analyze_program("ssh", words, "");
+        let call = SimpleCall {
+            words: words.to_vec(),
+            env: Vec::new(),
+            redirects: Vec::new(),
+            stdin: Stdin::Inherited,
+        };
+        self.findings("ssh", f, &call, depth);
+    }
+
+    /// `bash -c TEXT`, `sh script.sh`, `bash <<EOF`, `curl … | sh`.
+    fn shell(&mut self, name: &str, words: &[Word], stdin: &Stdin, depth: u32) {
+        let mut i = 1;
+        let mut command_text: Option<&Word> = None;
+        let mut c_flag = false;
+        let mut reads_stdin = false;
+        while i < words.len() {
+            let w = &words[i];
+            if w.dynamic {
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!(
+                        "{name} argument known only at run time: {}",
+                        joined_source(words)
+                    ),
+                );
+                return;
+            }
+            let v = w.value.as_str();
+            if v == "--" || v == "-" {
+                i += 1;
+                reads_stdin |= v == "-";
+                break;
+            }
+            if v.starts_with("--") {
+                // `--norc`, `--noprofile`, `--posix` …; `--rcfile FILE`/`--init-file FILE` load code.
+                if matches!(v, "--rcfile" | "--init-file") {
+                    if let Some(f) = words.get(i + 1) {
+                        self.effect(Effect::Code {
+                            program: name.into(),
+                            source: v.into(),
+                            reason: format!("loads {} as startup code", f.value),
+                        });
+                    }
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            if (v.starts_with('-') || v.starts_with('+')) && v.len() > 1 {
+                let letters = &v[1..];
+                if letters.contains('c') && v.starts_with('-') {
+                    c_flag = true;
+                }
+                if letters.contains('s') {
+                    reads_stdin = true;
+                }
+                // `-o opt` / `-O opt` take a value.
+                if letters.ends_with('o') || letters.ends_with('O') {
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if c_flag {
+            // The first operand is the script; later ones are $0, $1 … (data).
+            match words.get(i) {
+                Some(w) if w.dynamic => {
+                    self.opaque(OpaqueReason::DynamicCode, format!("{name} -c {}", w.value))
+                }
+                Some(w) => command_text = Some(w),
+                None => self.opaque(
+                    OpaqueReason::ParseError,
+                    format!("{name} -c without a script"),
+                ),
+            }
+            if let Some(w) = command_text {
+                let text = w.value.clone();
+                self.text(&text, Via::ShellScript(name.to_string()), depth + 1);
+            }
+            return;
+        }
+        if !reads_stdin {
+            if let Some(script) = words.get(i) {
+                self.effect(Effect::Read {
+                    path: script.value.clone(),
+                    dynamic: script.dynamic,
+                });
+                self.effect(Effect::Code {
+                    program: name.into(),
+                    source: script.value.clone(),
+                    reason: "runs a script file whose commands are not analysed here".into(),
+                });
+                return;
+            }
+        }
+        match stdin {
+            Stdin::Text(text) => {
+                let text = text.clone();
+                self.text(&text, Via::Heredoc, depth + 1);
+            }
+            Stdin::Unknown(what) => {
+                self.opaque(
+                    OpaqueReason::CodeFromStdin,
+                    format!("{name} reads its script from {what}"),
+                );
+            }
+            Stdin::Inherited => {
+                self.opaque(
+                    OpaqueReason::CodeFromStdin,
+                    format!("{name} reads its script from standard input"),
+                );
+            }
+        }
+    }
+}
+
+impl SimpleCall {
+    fn stdin_text(&self) -> String {
+        match &self.stdin {
+            Stdin::Text(t) => t.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Source text of a command's words, for opaque reports.
+fn joined_source(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.value.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shorten(mut s: String) -> String {
+    const MAX: usize = 200;
+    if s.len() > MAX {
+        let mut cut = MAX;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// The deepest nesting of `(` and `{` in the text, ignoring quotes: a cheap
+/// bound taken before the recursive parser runs.
+fn bracket_depth(text: &str) -> u32 {
+    let mut depth: i64 = 0;
+    let mut max: i64 = 0;
+    for b in text.bytes() {
+        match b {
+            b'(' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' => depth = (depth - 1).max(0),
+            _ => {}
+        }
+    }
+    max as u32
+}
+
+/// Finds bash 5.3's `${ cmd; }` / `${| cmd; }` (a `${` followed by a blank or `|`).
+fn find_funsub(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(2)).find(|&i| {
+        b[i] == b'$' && b[i + 1] == b'{' && matches!(b[i + 2], b' ' | b'\t' | b'\n' | b'|')
+    })
+}
+
+/// `/dev/tcp/HOST/PORT` and `/dev/udp/…` are bash's own network redirections.
+fn dev_tcp_host(path: &str) -> Option<String> {
+    let rest = path
+        .strip_prefix("/dev/tcp/")
+        .or_else(|| path.strip_prefix("/dev/udp/"))?;
+    Some(rest.split('/').next().unwrap_or(rest).to_string())
+}

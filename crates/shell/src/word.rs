@@ -1,0 +1,500 @@
+//! Word normalisation: quote removal, escapes, `$'…'` decoding, and the code a
+//! word carries (`$( )`, backticks, arithmetic) for the walker to analyse.
+//!
+//! A word is *static* when its value is fully known before run time; then
+//! [`Word::value`] is exactly what bash would pass (tilde kept as `~` for the
+//! paths layer to expand). Otherwise it is *dynamic* and `value` is the source text.
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{self as bw, Parameter, ParameterExpr, ParameterTransformOp, WordPiece};
+
+use crate::model::OpaqueReason;
+
+/// A normalised word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Word {
+    pub value: String,
+    pub dynamic: bool,
+    /// Code the word runs or evaluates when expanded.
+    pub nested: Vec<Nested>,
+}
+
+/// Code inside a word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Nested {
+    /// `$( … )` or `` ` … ` `` (text already unescaped for backticks).
+    Command { text: String, backticks: bool },
+    /// An arithmetic context: `$(( … ))`, an array subscript, a substring offset.
+    Arith(String),
+    /// Something the walker must report as opaque.
+    Opaque(OpaqueReason, String),
+}
+
+/// Parser options for words: extglob on (bash's default for interactive use and
+/// the superset for scripts), no POSIX mode.
+pub(crate) fn parser_options() -> ParserOptions {
+    ParserOptions::default()
+}
+
+/// Normalises one word given its raw source text.
+pub(crate) fn normalize(raw: &str, opts: &ParserOptions) -> Word {
+    if raw.is_empty() {
+        return Word {
+            value: String::new(),
+            dynamic: false,
+            nested: Vec::new(),
+        };
+    }
+    // Fast path: plain words (the vast majority) need no parser.
+    if raw.bytes().all(is_plain_byte) {
+        return Word {
+            value: raw.to_string(),
+            dynamic: false,
+            nested: Vec::new(),
+        };
+    }
+    let pieces = match bw::parse(raw, opts) {
+        Ok(p) => p,
+        Err(_) => {
+            return Word {
+                value: raw.to_string(),
+                dynamic: true,
+                nested: vec![Nested::Opaque(OpaqueReason::ParseError, raw.to_string())],
+            };
+        }
+    };
+    let mut b = Builder::default();
+    b.pieces(&pieces, false, opts);
+    let dynamic = b.dynamic || b.brace_expansion();
+    Word {
+        value: if dynamic { raw.to_string() } else { b.value },
+        dynamic,
+        nested: b.nested,
+    }
+}
+
+/// Bytes that never need quote removal or expansion.
+fn is_plain_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_./=:@%+,^".contains(&b)
+}
+
+#[derive(Default)]
+struct Builder {
+    value: String,
+    dynamic: bool,
+    nested: Vec<Nested>,
+    unquoted_open_brace: bool,
+    unquoted_close_brace: bool,
+    unquoted_brace_separator: bool,
+}
+
+impl Builder {
+    fn brace_expansion(&self) -> bool {
+        self.unquoted_open_brace && self.unquoted_close_brace && self.unquoted_brace_separator
+    }
+
+    fn pieces(&mut self, pieces: &[bw::WordPieceWithSource], quoted: bool, opts: &ParserOptions) {
+        for p in pieces {
+            self.piece(&p.piece, quoted, opts);
+        }
+    }
+
+    fn piece(&mut self, piece: &WordPiece, quoted: bool, opts: &ParserOptions) {
+        match piece {
+            WordPiece::Text(t) => {
+                if !quoted {
+                    // Unquoted glob characters make the word expand to file names;
+                    // `(` here can only be extglob syntax.
+                    if t.contains(['*', '?', '[', '(']) {
+                        self.dynamic = true;
+                    }
+                    self.unquoted_open_brace |= t.contains('{');
+                    self.unquoted_close_brace |= t.contains('}');
+                    self.unquoted_brace_separator |= t.contains(',') || t.contains("..");
+                    self.value.push_str(t);
+                } else {
+                    // Inside double quotes a backslash-newline is removed.
+                    self.value.push_str(&t.replace("\\\n", ""));
+                }
+            }
+            WordPiece::SingleQuotedText(t) => self.value.push_str(t),
+            WordPiece::AnsiCQuotedText(t) => self.value.push_str(&decode_ansi_c(t)),
+            WordPiece::EscapeSequence(e) => {
+                let escaped = e.strip_prefix('\\').unwrap_or(e);
+                if escaped != "\n" {
+                    self.value.push_str(escaped);
+                }
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true, opts),
+            WordPiece::TildeExpansion(t) => {
+                self.value.push('~');
+                match t {
+                    bw::TildeExpr::Home => {}
+                    bw::TildeExpr::UserHome(user) => self.value.push_str(user),
+                    bw::TildeExpr::WorkingDir => self.value.push('+'),
+                    bw::TildeExpr::OldWorkingDir => self.value.push('-'),
+                    // `~+N` / `~-N` read the directory stack.
+                    _ => self.dynamic = true,
+                }
+            }
+            WordPiece::ParameterExpansion(expr) => {
+                self.dynamic = true;
+                self.parameter_expr(expr, opts);
+            }
+            WordPiece::CommandSubstitution(text) => {
+                self.dynamic = true;
+                self.nested.push(Nested::Command {
+                    text: text.clone(),
+                    backticks: false,
+                });
+            }
+            WordPiece::BackquotedCommandSubstitution(text) => {
+                self.dynamic = true;
+                self.nested.push(Nested::Command {
+                    text: unescape_backticks(text),
+                    backticks: true,
+                });
+            }
+            WordPiece::ArithmeticExpression(expr) => {
+                self.dynamic = true;
+                self.nested.push(Nested::Arith(expr.value.clone()));
+            }
+        }
+    }
+
+    /// Collects the code inside `${ … }`: default values, patterns and
+    /// replacements are words themselves; subscripts and offsets are arithmetic.
+    fn parameter_expr(&mut self, expr: &ParameterExpr, opts: &ParserOptions) {
+        use ParameterExpr as P;
+        let (parameter, indirect) = match expr {
+            P::Parameter {
+                parameter,
+                indirect,
+            }
+            | P::UseDefaultValues {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::AssignDefaultValues {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UseAlternativeValue {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::ParameterLength {
+                parameter,
+                indirect,
+            }
+            | P::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::Substring {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::Transform {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UppercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UppercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::ReplaceSubstring {
+                parameter,
+                indirect,
+                ..
+            } => (parameter, *indirect),
+            P::VariableNames { .. } | P::MemberKeys { .. } => return,
+        };
+        if let Parameter::NamedWithIndex { index, .. } = parameter {
+            self.nested.push(Nested::Arith(index.clone()));
+        }
+        if indirect {
+            // `${!x}` dereferences a name held in a variable; a name like
+            // `a[$(cmd)]` runs its subscript.
+            self.nested.push(Nested::Opaque(
+                OpaqueReason::ArithmeticEvaluation,
+                format!("indirect expansion {parameter}"),
+            ));
+        }
+        let mut words: Vec<&str> = Vec::new();
+        match expr {
+            P::UseDefaultValues {
+                default_value: v, ..
+            }
+            | P::AssignDefaultValues {
+                default_value: v, ..
+            } => words.extend(v.as_deref()),
+            P::IndicateErrorIfNullOrUnset {
+                error_message: v, ..
+            } => words.extend(v.as_deref()),
+            P::UseAlternativeValue {
+                alternative_value: v,
+                ..
+            } => words.extend(v.as_deref()),
+            P::RemoveSmallestSuffixPattern { pattern: v, .. }
+            | P::RemoveLargestSuffixPattern { pattern: v, .. }
+            | P::RemoveSmallestPrefixPattern { pattern: v, .. }
+            | P::RemoveLargestPrefixPattern { pattern: v, .. }
+            | P::UppercaseFirstChar { pattern: v, .. }
+            | P::UppercasePattern { pattern: v, .. }
+            | P::LowercaseFirstChar { pattern: v, .. }
+            | P::LowercasePattern { pattern: v, .. } => words.extend(v.as_deref()),
+            P::ReplaceSubstring {
+                pattern,
+                replacement,
+                ..
+            } => {
+                words.push(pattern);
+                words.extend(replacement.as_deref());
+            }
+            P::Substring { offset, length, .. } => {
+                self.nested.push(Nested::Arith(offset.value.clone()));
+                if let Some(l) = length {
+                    self.nested.push(Nested::Arith(l.value.clone()));
+                }
+            }
+            P::Transform {
+                op: ParameterTransformOp::PromptExpand,
+                ..
+            } => {
+                // `${x@P}` expands the value like a prompt string, running any
+                // command substitution it holds.
+                self.nested.push(Nested::Opaque(
+                    OpaqueReason::DynamicCode,
+                    format!("prompt expansion of {parameter}"),
+                ));
+            }
+            _ => {}
+        }
+        for w in words {
+            let inner = normalize(w, opts);
+            self.nested.extend(inner.nested);
+        }
+    }
+}
+
+/// Inside backticks, a backslash escapes only `$`, `` ` `` and `\`.
+fn unescape_backticks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if n == '$' || n == '`' || n == '\\' {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Decodes the body of `$'…'` like bash does.
+pub(crate) fn decode_ansi_c(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' || i >= chars.len() {
+            out.push(c);
+            continue;
+        }
+        let e = chars[i];
+        i += 1;
+        match e {
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                let mut n = 1;
+                while n < 3 && i < chars.len() && chars[i].is_digit(8) {
+                    v = v * 8 + chars[i].to_digit(8).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                push_code(&mut out, v & 0xff);
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < max && i < chars.len() && chars[i].is_ascii_hexdigit() {
+                    v = v.wrapping_mul(16) + chars[i].to_digit(16).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if n == 0 {
+                    out.push('\\');
+                    out.push(e);
+                } else {
+                    push_code(&mut out, v);
+                }
+            }
+            'c' if i < chars.len() => {
+                let ctl = chars[i];
+                i += 1;
+                push_code(&mut out, (ctl as u32) & 0x1f);
+            }
+            _ => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// Pushes a decoded code point; bytes above ASCII that are not valid on their
+/// own become U+FFFD so the value stays a string (the name can then match no
+/// real program the table knows, and it stays visible).
+fn push_code(out: &mut String, v: u32) {
+    if v == 0 {
+        // bash truncates the word at a NUL byte; keep a visible marker.
+        out.push('\u{FFFD}');
+    } else {
+        out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(raw: &str) -> Word {
+        normalize(raw, &parser_options())
+    }
+
+    #[test]
+    fn quote_removal() {
+        assert_eq!(n("r\"\"m").value, "rm");
+        assert_eq!(n("'r'm").value, "rm");
+        assert_eq!(n("\\rm").value, "rm");
+        assert_eq!(n("a\\ b").value, "a b");
+        assert_eq!(n("\"a b\"").value, "a b");
+        assert!(!n("\"a b\"").dynamic);
+    }
+
+    #[test]
+    fn ansi_c() {
+        assert_eq!(n("$'\\x72\\x6d'").value, "rm");
+        assert_eq!(n("$'\\162\\155'").value, "rm");
+        assert_eq!(n("$'\\u0072m'").value, "rm");
+        assert_eq!(n("$'a\\tb'").value, "a\tb");
+        assert_eq!(n("$'\\cA'").value, "\u{1}");
+    }
+
+    #[test]
+    fn expansions_are_dynamic_and_carry_code() {
+        let w = n("\"a$(id)b\"");
+        assert!(w.dynamic);
+        assert_eq!(
+            w.nested,
+            [Nested::Command {
+                text: "id".into(),
+                backticks: false
+            }]
+        );
+        let w = n("`echo \\`id\\``");
+        assert_eq!(
+            w.nested,
+            [Nested::Command {
+                text: "echo `id`".into(),
+                backticks: true
+            }]
+        );
+        let w = n("${x:-$(id)}");
+        assert!(w.dynamic);
+        assert_eq!(
+            w.nested,
+            [Nested::Command {
+                text: "id".into(),
+                backticks: false
+            }]
+        );
+        let w = n("$((1+2))");
+        assert_eq!(w.nested, [Nested::Arith("1+2".into())]);
+    }
+
+    #[test]
+    fn globs_and_braces_are_dynamic() {
+        assert!(n("*.rs").dynamic);
+        assert!(n("/???/rm").dynamic);
+        assert!(n("{rm,-rf}").dynamic);
+        assert!(n("{a..c}").dynamic);
+        assert!(!n("'*.rs'").dynamic);
+        assert!(!n("{}").dynamic);
+        assert_eq!(n("'*.rs'").value, "*.rs");
+    }
+
+    #[test]
+    fn tilde_is_kept() {
+        let w = n("~/.ssh/id_rsa");
+        assert!(!w.dynamic);
+        assert_eq!(w.value, "~/.ssh/id_rsa");
+        assert_eq!(n("~root/x").value, "~root/x");
+    }
+}
