@@ -134,7 +134,7 @@ const FILTERS: &[&str] = &[
 const STARTUP_FILES: &[&str] = &["/etc/profile", "/etc/bash.bashrc", "/etc/bashrc"];
 const STARTUP_DIRS: &[&str] = &["/etc/profile.d"];
 
-const CASE_TIMEOUT: Duration = Duration::from_secs(8);
+const CASE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The machine is shared: a small pool keeps the whole test short but polite.
 const THREADS: usize = 3;
 const MIN_CORPUS: usize = 150;
