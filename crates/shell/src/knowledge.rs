@@ -1555,7 +1555,7 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         Special::Zip => zip(spec, args, &mut f),
         Special::Netcat => netcat(name, args, &mut f),
         Special::Socat => socat(args, &mut f),
-        Special::Editor => editor(name, spec, args, &mut f),
+        Special::Editor => editor(name, args, &mut f),
         Special::Man => man(args, &mut f),
     }
     if spec.special == Special::Ln {
@@ -1925,8 +1925,34 @@ fn git(args: &[Word], f: &mut Findings) {
                 }
             }
         }
-        "commit" | "merge" | "am" | "checkout" | "switch" | "cherry-pick" | "revert" => {
-            // Hooks in .git/hooks run; they are protected paths, not commands of this text.
+        "clean" => f.effects.push(Effect::Delete {
+            path: ".".into(),
+            dynamic: true,
+        }),
+        "rm" => rest
+            .iter()
+            .filter(|w| !w.value.starts_with('-'))
+            .for_each(|w| f.delete(w)),
+        "mv" => {
+            let ops: Vec<&Word> = rest.iter().filter(|w| !w.value.starts_with('-')).collect();
+            if let Some((to, from)) = ops.split_last() {
+                for src in from {
+                    f.effects.push(Effect::Move {
+                        from: src.value.clone(),
+                        to: to.value.clone(),
+                        dynamic: src.dynamic || to.dynamic,
+                    });
+                }
+            }
+        }
+        "reset" | "checkout" | "restore" | "switch" | "stash" | "merge" | "cherry-pick"
+        | "revert" | "am" | "apply" => {
+            // These rewrite files of the work tree (hooks in .git/hooks may run too;
+            // those are protected paths, not commands of this text).
+            f.effects.push(Effect::Write {
+                path: ".".into(),
+                dynamic: true,
+            });
         }
         _ => {}
     }
@@ -3402,30 +3428,30 @@ fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     }
 }
 
-fn editor(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+fn editor(name: &str, args: &[Word], f: &mut Findings) {
+    const VALUED: &[&str] = &[
+        "-c", "--cmd", "-S", "-s", "-u", "--eval", "-l", "--load", "--script", "-x", "-i", "-T",
+        "-w", "-W", "-r",
+    ];
+    const RUNS_COMMANDS: &[&str] = &[
+        "-c", "--cmd", "-S", "-s", "-u", "--eval", "-l", "--load", "--script", "-x",
+    ];
     let mut operands = Vec::new();
-    for (i, w) in args.iter().enumerate() {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
         let v = w.value.as_str();
-        if v.starts_with('+')
-            || matches!(
-                v,
-                "-c" | "--cmd"
-                    | "-S"
-                    | "-s"
-                    | "-u"
-                    | "--eval"
-                    | "-l"
-                    | "--load"
-                    | "-x"
-                    | "--script"
-                    | "-batch"
-                    | "--batch"
-                    | "-es"
-                    | "-Es"
-                    | "-e"
-            )
-        {
-            let detail = args.get(i + 1).map(|n| n.value.as_str()).unwrap_or("");
+        let valued = VALUED.contains(&v);
+        let detail = if let Some(cmd) = v.strip_prefix('+') {
+            Some(cmd)
+        } else if RUNS_COMMANDS.contains(&v) {
+            Some(args.get(i + 1).map(|n| n.value.as_str()).unwrap_or(""))
+        } else if matches!(v, "-batch" | "--batch" | "-es" | "-Es" | "-e") {
+            Some("")
+        } else {
+            None
+        };
+        if let Some(detail) = detail {
             if let Some(shell) = detail.trim_start_matches(':').strip_prefix('!') {
                 f.shell(format!("{name} {v}"), shell, false);
             }
@@ -3433,11 +3459,11 @@ fn editor(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
                 OpaqueReason::InterpretedCode,
                 format!("{name} {v} runs editor commands {detail}"),
             );
-        } else if !v.starts_with('-') {
+        } else if !v.starts_with('-') || w.dynamic {
             operands.push(w);
         }
+        i += if valued { 2 } else { 1 };
     }
-    let _ = spec;
     for o in operands {
         f.write(o);
     }

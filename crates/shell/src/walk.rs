@@ -34,6 +34,17 @@ struct SimpleCall {
     stdin: Stdin,
 }
 
+/// The working directory commands run in, relative to the caller's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Cwd {
+    /// The caller's working directory: paths stay as written.
+    Start,
+    /// Changed by `cd DIR` (or `env -C DIR`) to a directory known here.
+    Known(String),
+    /// Changed to a directory only known at run time.
+    Unknown,
+}
+
 pub(crate) struct Walker<'l> {
     limits: &'l Limits,
     opts: ParserOptions,
@@ -42,6 +53,8 @@ pub(crate) struct Walker<'l> {
     stopped: bool,
     /// Variables known to hold plain values (safe to read in arithmetic).
     plain_vars: HashSet<String>,
+    /// Where relative paths are relative to.
+    cwd: Cwd,
 }
 
 impl<'l> Walker<'l> {
@@ -53,6 +66,7 @@ impl<'l> Walker<'l> {
             nodes: 0,
             stopped: false,
             plain_vars: HashSet::new(),
+            cwd: Cwd::Start,
         }
     }
 
@@ -79,9 +93,68 @@ impl<'l> Walker<'l> {
     }
 
     fn effect(&mut self, e: Effect) {
+        let e = match e {
+            Effect::Read { path, dynamic } => {
+                let (path, dynamic) = self.place(path, dynamic);
+                Effect::Read { path, dynamic }
+            }
+            Effect::Write { path, dynamic } => {
+                let (path, dynamic) = self.place(path, dynamic);
+                Effect::Write { path, dynamic }
+            }
+            Effect::Delete { path, dynamic } => {
+                let (path, dynamic) = self.place(path, dynamic);
+                Effect::Delete { path, dynamic }
+            }
+            Effect::Move { from, to, dynamic } => {
+                let (from, d1) = self.place(from, dynamic);
+                let (to, d2) = self.place(to, dynamic);
+                Effect::Move {
+                    from,
+                    to,
+                    dynamic: d1 || d2,
+                }
+            }
+            other => other,
+        };
         if !self.out.effects.contains(&e) {
             self.out.effects.push(e);
         }
+    }
+
+    /// A path as seen from the caller's working directory, after any `cd`.
+    fn place(&self, path: String, dynamic: bool) -> (String, bool) {
+        if path.starts_with('/') || path.starts_with('~') {
+            return (path, dynamic);
+        }
+        match &self.cwd {
+            Cwd::Start => (path, dynamic),
+            Cwd::Known(dir) => (join_path(dir, &path), dynamic),
+            Cwd::Unknown => (path, true),
+        }
+    }
+
+    /// `cd DIR`: later relative paths are relative to DIR.
+    fn change_dir(&mut self, target: Option<&Word>) {
+        self.cwd = match target {
+            None => Cwd::Known("~".into()),
+            Some(w) if w.dynamic || w.value == "-" => Cwd::Unknown,
+            Some(w) if w.value.starts_with('/') || w.value.starts_with('~') => {
+                Cwd::Known(w.value.clone())
+            }
+            Some(w) => match &self.cwd {
+                Cwd::Start => Cwd::Known(w.value.clone()),
+                Cwd::Known(dir) => Cwd::Known(join_path(dir, &w.value)),
+                Cwd::Unknown => Cwd::Unknown,
+            },
+        };
+    }
+
+    /// Runs `f` in a subshell-like scope: a `cd` inside does not leak out.
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        let saved = self.cwd.clone();
+        f(self);
+        self.cwd = saved;
     }
 
     /// Counts a syntax node; false once the node limit is passed.
@@ -156,7 +229,12 @@ impl<'l> Walker<'l> {
     fn list(&mut self, list: &ast::CompoundList, first: Via, depth: u32) {
         let mut via = first;
         for ast::CompoundListItem(and_or, sep) in &list.0 {
-            self.and_or(and_or, via, depth);
+            if matches!(sep, ast::SeparatorOperator::Async) {
+                // A background job runs in a subshell.
+                self.scoped(|w| w.and_or(and_or, via.clone(), depth));
+            } else {
+                self.and_or(and_or, via.clone(), depth);
+            }
             via = match sep {
                 ast::SeparatorOperator::Async => Via::Background,
                 ast::SeparatorOperator::Sequence => Via::Sequence,
@@ -177,7 +255,12 @@ impl<'l> Walker<'l> {
     fn pipeline(&mut self, p: &ast::Pipeline, via: Via, depth: u32) {
         for (i, cmd) in p.seq.iter().enumerate() {
             let v = if i == 0 { via.clone() } else { Via::Pipeline };
-            self.command(cmd, v, depth, i > 0);
+            if p.seq.len() > 1 {
+                // Each stage of a pipeline runs in its own subshell.
+                self.scoped(|w| w.command(cmd, v, depth, i > 0));
+            } else {
+                self.command(cmd, v, depth, i > 0);
+            }
         }
     }
 
@@ -203,7 +286,11 @@ impl<'l> Walker<'l> {
                         self.redirect(redirect, depth + 1);
                     }
                 }
-                self.compound_as(&body.0, Via::Function, depth + 1);
+                // It runs wherever it is called from: the directory is not known.
+                self.scoped(|w| {
+                    w.cwd = Cwd::Unknown;
+                    w.compound_as(&body.0, Via::Function, depth + 1);
+                });
             }
             ast::Command::ExtendedTest(test, redirects) => {
                 if let Some(r) = redirects {
@@ -248,7 +335,7 @@ impl<'l> Walker<'l> {
                 self.list(&f.body.list, via, depth);
             }
             C::BraceGroup(g) => self.list(&g.list, via, depth),
-            C::Subshell(s) => self.list(&s.list, via, depth),
+            C::Subshell(s) => self.scoped(|w| w.list(&s.list, via, depth)),
             C::ForClause(f) => {
                 let mut plain = true;
                 if let Some(values) = &f.values {
@@ -354,7 +441,7 @@ impl<'l> Walker<'l> {
                     } else {
                         Via::CommandSubstitution
                     };
-                    self.text(text, via, depth + 1);
+                    self.scoped(|w| w.text(text, via, depth + 1));
                 }
                 Nested::Arith(expr) => self.arith(expr, depth),
                 Nested::Opaque(reason, text) => self.opaque(*reason, text.clone()),
@@ -870,6 +957,17 @@ impl<'l> Walker<'l> {
                 }
                 true
             }
+            "cd" | "pushd" => {
+                let target = args
+                    .iter()
+                    .find(|w| w.dynamic || !w.value.starts_with('-') || w.value == "-");
+                self.change_dir(target);
+                false
+            }
+            "popd" => {
+                self.cwd = Cwd::Unknown;
+                false
+            }
             "trap" => {
                 // `trap 'cmd' SIG…`: the first argument runs later (`-p`, `-l` list).
                 if let Some(first) = args.iter().find(|w| !w.value.starts_with('-') || w.dynamic) {
@@ -1132,16 +1230,24 @@ impl<'l> Walker<'l> {
         } else {
             call.stdin.clone()
         };
-        for e in &env {
-            self.env_assignment(&words[0].value.clone(), e, depth + 1);
-        }
         let inner = SimpleCall {
             words,
             env: std::mem::take(&mut env),
             redirects: Vec::new(),
             stdin,
         };
-        self.run_command(inner, Via::Wrapper(name.to_string()), depth + 1);
+        let chdir = parsed.chdir.clone();
+        self.scoped(|w| {
+            if let Some(dir) = &chdir {
+                let dir = Word {
+                    value: dir.clone(),
+                    dynamic: false,
+                    nested: Vec::new(),
+                };
+                w.change_dir(Some(&dir));
+            }
+            w.run_command(inner, Via::Wrapper(name.to_string()), depth + 1);
+        });
     }
 
     /// `ssh -o ProxyCommand=…` and friends run local shell text.
@@ -1226,7 +1332,8 @@ impl<'l> Walker<'l> {
             }
             if let Some(w) = command_text {
                 let text = w.value.clone();
-                self.text(&text, Via::ShellScript(name.to_string()), depth + 1);
+                // A new shell process: its `cd` does not reach back here.
+                self.scoped(|w| w.text(&text, Via::ShellScript(name.to_string()), depth + 1));
             }
             return;
         }
@@ -1247,7 +1354,7 @@ impl<'l> Walker<'l> {
         match stdin {
             Stdin::Text(text) => {
                 let text = text.clone();
-                self.text(&text, Via::Heredoc, depth + 1);
+                self.scoped(|w| w.text(&text, Via::Heredoc, depth + 1));
             }
             Stdin::Unknown(what) => {
                 self.opaque(
@@ -1271,6 +1378,16 @@ impl SimpleCall {
             Stdin::Text(t) => t.clone(),
             _ => String::new(),
         }
+    }
+}
+
+fn join_path(dir: &str, path: &str) -> String {
+    let dir = dir.trim_end_matches('/');
+    let path = path.strip_prefix("./").unwrap_or(path);
+    match path {
+        "" | "." => dir.to_string(),
+        _ if dir.is_empty() => format!("/{path}"),
+        _ => format!("{dir}/{path}"),
     }
 }
 

@@ -54,6 +54,10 @@ pub(crate) struct WrapperSpec {
     pub direct_exec: &'static [&'static str],
     /// Options whose value is the replace string for input arguments (`xargs -I`).
     pub replace: &'static [&'static str],
+    /// Options whose value is the directory the command runs in (`env -C`, `sudo -D`).
+    pub chdir: &'static [&'static str],
+    /// Operands after shell text are files the wrapper writes (`script -c CMD FILE`).
+    pub operand_writes: bool,
 }
 
 const BASE: WrapperSpec = WrapperSpec {
@@ -74,6 +78,8 @@ const BASE: WrapperSpec = WrapperSpec {
     shell_join: &[],
     direct_exec: &[],
     replace: &[],
+    chdir: &[],
+    operand_writes: false,
 };
 
 /// The wrapper table. Sources: the programs' manuals (coreutils, util-linux,
@@ -134,6 +140,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         assignments: true,
         command_required: false,
         shell_join: &["S", "split-string"],
+        chdir: &["C", "chdir"],
         ..BASE
     },
     WrapperSpec {
@@ -174,6 +181,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         assignments: true,
         command_required: false,
         shell_join: &["s", "i", "shell", "login"],
+        chdir: &["D", "chdir"],
         ..BASE
     },
     WrapperSpec {
@@ -380,6 +388,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
             "log-in",
             "log-timing",
         ],
+        operand_writes: true,
         ..BASE
     },
     WrapperSpec {
@@ -454,6 +463,8 @@ pub(crate) struct WrapperCall {
     pub replace: Option<String>,
     /// Files the wrapper itself writes.
     pub writes: Vec<String>,
+    /// The directory the command runs in, when the wrapper changes it.
+    pub chdir: Option<String>,
     /// The reason the call cannot be read, if any.
     pub opaque: Option<(OpaqueReason, String)>,
 }
@@ -624,7 +635,15 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
             }
         }
     }
-    if no_command || !call.shell_texts.is_empty() && i >= words.len() {
+    if no_command {
+        return call;
+    }
+    if !call.shell_texts.is_empty() {
+        // `su -c TEXT user`, `script -c TEXT file`: what follows is not a command.
+        if spec.operand_writes {
+            call.writes
+                .extend(words[i..].iter().map(|w| w.value.clone()));
+        }
         return call;
     }
     if i < words.len() {
@@ -663,6 +682,9 @@ fn apply_option(
         }
         if spec.replace.contains(&opt) {
             call.replace = Some(val.clone());
+        }
+        if spec.chdir.contains(&opt) {
+            call.chdir = Some(val.clone());
         }
         // `env -S 'cmd args'` splits its value into the command line.
         if spec.shell_join.contains(&opt) {

@@ -42,12 +42,6 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
          argv; the peer could not resolve it and asked.",
     ),
     (
-        "cat <<$'E\\x4fF'\nhello\nEOF\nrm -rf ./build",
-        "seed (unresolved): bash decodes a `$'…'` here-document delimiter (checked with bash 5.2: the \
-         here-document ends at the `EOF` line and the next line runs). portcullis reads it the same \
-         way and reports `rm -rf ./build` as a command; the peer could not resolve the delimiter.",
-    ),
-    (
         "args=($'\\'' # )\nbar); rm -rf ./build",
         "seed (unresolved): inside a compound array assignment `#` starts a comment, so the array \
          closes on the next line and `rm -rf ./build` runs. portcullis parses it as bash does and \
@@ -81,11 +75,6 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
 fn difference_holds(command: &str, a: &Analysis) -> Result<(), String> {
     match command {
         "$\\\n'r\\x6d' -rf ./build" => all_of(&[
-            require_argv(a, &["rm", "-rf", "./build"]),
-            require_complete(a),
-        ]),
-        "cat <<$'E\\x4fF'\nhello\nEOF\nrm -rf ./build" => all_of(&[
-            require_argv(a, &["cat"]),
             require_argv(a, &["rm", "-rf", "./build"]),
             require_complete(a),
         ]),
@@ -780,7 +769,7 @@ fn hook_cases() {
             if let Some(rest) = expected.strip_prefix("roots=") {
                 let end = rest.find(']').expect("roots=[…]") + 1;
                 let roots: Vec<String> = serde_json::from_str(&rest[..end]).expect("roots JSON");
-                let peer_error = rest[end..].contains("error");
+                let peer_error = rest[end..].to_lowercase().contains("error");
                 t.case(
                     "shell-utils roots: every root found",
                     *line,
@@ -821,7 +810,7 @@ fn hook_cases() {
                         .and_then(|s| s.split(';').next())
                         .expect("split contains … ;")
                         .split(" and ")
-                        .map(|p| serde_json::from_str(p).expect("split part JSON string"))
+                        .map(json_string)
                         .collect(),
                 };
                 t.case(
@@ -840,8 +829,7 @@ fn hook_cases() {
                     },
                 );
             } else if let Some(inner) = expected.strip_prefix("stripShellWrapper -> ") {
-                let inner: String =
-                    serde_json::from_str(inner).expect("stripShellWrapper JSON string");
+                let inner: String = json_string(inner);
                 let first = command.split_whitespace().next().unwrap_or("");
                 if ["cmd.exe", "powershell.exe", "pwsh"].contains(&first) {
                     t.skip("Windows shell wrappers (cmd.exe /c, PowerShell -Command): not bash");
@@ -855,7 +843,7 @@ fn hook_cases() {
                     |a| require_same_command(a, &inner).map(|()| Pass::Found),
                 );
             } else if let Some(detail) = expected.strip_prefix("detail name ") {
-                let name: String = serde_json::from_str(detail).expect("detail JSON string");
+                let name = json_string(detail);
                 let op = name
                     .strip_prefix("redirection (")
                     .and_then(|s| s.strip_suffix(')'))
@@ -1365,7 +1353,8 @@ impl Tally {
             .entry(format!("checked: {category}"))
             .or_default() += 1;
         let result = check(&a).and_then(|pass| {
-            if a.commands.is_empty() && a.opaque.is_empty() && has_code(text) {
+            if a.commands.is_empty() && a.opaque.is_empty() && has_code(text) && !runs_nothing(text)
+            {
                 Err("nothing reported (no command, nothing opaque) for a non-empty text".into())
             } else {
                 Ok(pass)
@@ -1412,6 +1401,20 @@ impl Tally {
             self.failures.join("\n\n")
         );
     }
+}
+
+/// A JSON string literal as the files write it: some hold raw newlines, which
+/// strict JSON rejects.
+fn json_string(s: &str) -> String {
+    let escaped = s.replace('\n', "\\n").replace('\t', "\\t");
+    serde_json::from_str(&escaped).unwrap_or_else(|e| panic!("not a JSON string: {s:?}: {e}"))
+}
+
+/// Rows whose expectation is that nothing runs (`[[ … ]]` alone).
+fn runs_nothing(text: &str) -> bool {
+    SEED_EXPECT
+        .iter()
+        .any(|e| e.command == text && e.find.is_empty())
 }
 
 /// Whether the text holds anything but blanks and comments.
