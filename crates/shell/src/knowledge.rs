@@ -3490,72 +3490,96 @@ fn man(args: &[Word], f: &mut Findings) {
 
 // ----- interpreters, builds, package managers, containers -------------------------------------
 
-/// Interpreter options whose value is inline code.
-const INLINE_CODE: &[&str] = &[
-    "-c",
-    "-e",
-    "-E",
-    "-r",
-    "--eval",
-    "-p",
-    "--print",
-    "-x",
-    "--exec",
-    "-n",
-    "-M",
-    "-m",
-    "-I",
-    "--require",
-    "-r",
-    "--import",
-    "--loader",
-    "--experimental-loader",
-    "-W",
-];
+/// Per interpreter: short options whose value is inline code, and short options
+/// whose value names a module to load and run.
+fn interpreter_letters(name: &str) -> (&'static str, &'static str) {
+    match name {
+        "python" | "python2" | "python3" | "pypy" | "pypy3" => ("c", "m"),
+        "node" | "nodejs" | "bun" | "ts-node" | "tsx" => ("ep", "r"),
+        "deno" => ("", ""),
+        "perl" => ("eE", "mM"),
+        "ruby" | "irb" => ("e", "r"),
+        "php" => ("rBRFE", ""),
+        "lua" | "luajit" => ("e", "l"),
+        "Rscript" | "osascript" | "julia" | "elixir" => ("e", ""),
+        "erl" => ("", ""),
+        _ => ("ce", ""),
+    }
+}
+
+/// Long options that carry inline code, or load code.
+const LONG_CODE: &[&str] = &["--eval", "--print", "--exec", "--command", "--expr"];
+const LONG_MODULE: &[&str] = &["--require", "--import", "--loader", "--experimental-loader", "--module"];
 
 fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
-    for (i, w) in args.iter().enumerate() {
+    let (code_letters, module_letters) = interpreter_letters(name);
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
         let v = w.value.as_str();
         if w.dynamic {
-            f.opaque(
-                OpaqueReason::InterpretedCode,
-                format!("{name} argument known only at run time: {v}"),
-            );
+            f.opaque(OpaqueReason::InterpretedCode, format!("{name} argument known only at run time: {v}"));
             return;
         }
         if v == "-" {
-            f.opaque(
-                OpaqueReason::InterpretedCode,
-                format!(
-                    "{name} runs code from standard input{}",
-                    if stdin.is_empty() { "" } else { " (a heredoc)" }
-                ),
-            );
+            let from = if stdin.is_empty() { "standard input" } else { "a heredoc" };
+            f.opaque(OpaqueReason::InterpretedCode, format!("{name} runs code from {from}"));
             return;
         }
         if !v.starts_with('-') {
+            if name == "deno" && matches!(v, "eval" | "repl") {
+                f.opaque(OpaqueReason::InterpretedCode, format!("{name} {v}"));
+                return;
+            }
+            if name == "deno" && matches!(v, "run" | "test" | "task" | "bench" | "serve") {
+                i += 1;
+                continue;
+            }
             // The script; the rest are its arguments.
             f.read(w);
             f.code(name, v, "runs a script whose code is not analysed here");
             return;
         }
-        let code_opt = INLINE_CODE
-            .iter()
-            .find(|o| v == **o || (v.starts_with(**o) && o.len() == 2 && !v.starts_with("--")));
-        if let Some(o) = code_opt {
-            let code = if v.len() > o.len() {
-                v[o.len()..].to_string()
-            } else {
-                args.get(i + 1).map(|n| n.value.clone()).unwrap_or_default()
-            };
-            f.opaque(OpaqueReason::InterpretedCode, format!("{name} {o} {code}"));
-            return;
+        let next = args.get(i + 1).map(|n| n.value.clone()).unwrap_or_default();
+        if let Some(long) = v.strip_prefix("--") {
+            let opt = format!("--{}", long.split('=').next().unwrap_or(long));
+            let value = long.split_once('=').map(|(_, x)| x.to_string()).unwrap_or_else(|| next.clone());
+            if LONG_CODE.contains(&opt.as_str()) {
+                f.opaque(OpaqueReason::InterpretedCode, format!("{name} {opt} {value}"));
+                return;
+            }
+            if LONG_MODULE.contains(&opt.as_str()) {
+                f.code(name, opt, format!("loads and runs the module {value}"));
+            }
+            i += 1;
+            continue;
         }
+        for (k, c) in v[1..].char_indices() {
+            let attached = &v[1 + k + c.len_utf8()..];
+            let value = if attached.is_empty() { next.clone() } else { attached.to_string() };
+            if code_letters.contains(c) {
+                f.opaque(OpaqueReason::InterpretedCode, format!("{name} -{c} {value}"));
+                return;
+            }
+            if module_letters.contains(c) {
+                f.code(name, format!("-{c}"), format!("loads and runs the module {value}"));
+                if name.starts_with("py") && c == 'm' {
+                    // `python -m module args`: the module is the program.
+                    return;
+                }
+                if attached.is_empty() {
+                    i += 1;
+                }
+                break;
+            }
+        }
+        i += 1;
     }
-    f.opaque(
-        OpaqueReason::InterpretedCode,
-        format!("{name} runs code from standard input"),
-    );
+    if name == "deno" {
+        return;
+    }
+    let from = if stdin.is_empty() { "standard input" } else { "a heredoc" };
+    f.opaque(OpaqueReason::InterpretedCode, format!("{name} runs code from {from}"));
 }
 
 fn make(name: &str, args: &[Word], f: &mut Findings) {

@@ -862,6 +862,21 @@ impl<'l> Walker<'l> {
     }
 
     fn env_assignment(&mut self, program: &str, e: &EnvAssignment, depth: u32) {
+        if let Some(func) = e.name.strip_prefix("BASH_FUNC_") {
+            // An exported function: bash defines it from the environment at start.
+            let name = func.trim_end_matches('%');
+            self.effect(Effect::Code {
+                program: program.into(),
+                source: e.name.clone(),
+                reason: format!("defines the shell function {name} in bash started from here"),
+            });
+            if e.dynamic {
+                self.opaque(OpaqueReason::DynamicCode, format!("{}={}", e.name, e.value));
+            } else {
+                self.text(&format!("__exported_function{}", e.value), Via::Option(e.name.clone()), depth + 1);
+            }
+            return;
+        }
         if let Some(risk) = knowledge::env_var(&e.name) {
             self.effect(Effect::Code {
                 program: program.into(),

@@ -619,7 +619,9 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
     // Assignments.
     if spec.assignments {
         while let Some(w) = words.get(i) {
-            match split_assignment(&w.value) {
+            // env and sudo take any `NAME=VALUE` (even names the shell rejects).
+            let assignment = w.value.split_once('=').filter(|(n, _)| !n.is_empty());
+            match assignment {
                 Some((n, val)) if !w.dynamic => {
                     call.env.push((n.to_string(), val.to_string()));
                     i += 1;

@@ -104,6 +104,8 @@ const MIN_CORPUS: usize = 150;
 struct Execution {
     /// The path it was run as (`/run/oracle/bin/id`, `/bin/rm`, `./x`).
     path: String,
+    /// The name of the process that started it (`bash`, `git` …).
+    parent: String,
     args: Vec<String>,
 }
 
@@ -429,7 +431,8 @@ fn wait_with_timeout(
 }
 
 /// Reads a run's log: one file per execution, NUL-terminated fields (the path
-/// run, then the arguments), ordered by write time (close to execution order).
+/// run, the parent's name, the arguments), ordered by write time (close to
+/// execution order).
 fn read_log(dir: &Path) -> Vec<Execution> {
     let mut records: Vec<(std::time::SystemTime, Execution)> = fs::read_dir(dir)
         .unwrap()
@@ -440,10 +443,10 @@ fn read_log(dir: &Path) -> Vec<Execution> {
             let mut fields = bytes
                 .split(|b| *b == 0)
                 .map(|f| String::from_utf8_lossy(f).into_owned());
-            let path = fields.next()?;
+            let (path, parent) = (fields.next()?, fields.next()?);
             let mut args: Vec<String> = fields.collect();
             args.pop(); // the empty piece after the last NUL
-            Some((when, Execution { path, args }))
+            Some((when, Execution { path, parent, args }))
         })
         .collect();
     records.sort_by_key(|(when, _)| *when);
@@ -579,7 +582,7 @@ fn describe(o: &Outcome) -> String {
         .run
         .executions
         .iter()
-        .map(|e| format!("{} {:?}", e.path, e.args))
+        .map(|e| format!("{} {:?} (from {})", e.path, e.args, e.parent))
         .collect();
     s += &format!("logged:  {}\n", logged.join(" | "));
     match &o.analysis {

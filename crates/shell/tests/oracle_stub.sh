@@ -4,9 +4,10 @@
 # this script, so whatever bash executes lands here first.
 #
 # It records the path it was run as ($0: a PATH lookup gives
-# /run/oracle/bin/NAME, an absolute path gives that path) and its arguments.
-# One file per run, so concurrent runs (pipelines, `&`) never interleave; fields
-# end in NUL, so any argument survives.
+# /run/oracle/bin/NAME, an absolute path gives that path), the name of the
+# process that started it (bash, or a program such as git running a hook) and
+# its arguments. One file per run, so concurrent runs (pipelines, `&`) never
+# interleave; fields end in NUL, so any argument survives.
 #
 # Programs with an entry in /run/oracle/wrap (wrappers such as env, xargs or sh,
 # and plain data filters such as cat) then run for real, so what *they* execute
@@ -16,7 +17,9 @@
 # and exported functions, which the command under test may have set to
 # subvert it. Only builtins and absolute paths are used: PATH holds only stubs.
 set -o noclobber
-printf '%s\0' "$0" "$@" >"/run/oracle/log/$BASHPID.$SRANDOM" 2>/dev/null
+parent=?
+read -r parent <"/proc/$PPID/comm"
+printf '%s\0' "$0" "$parent" "$@" >"/run/oracle/log/$BASHPID.$SRANDOM" 2>/dev/null
 name=${0##*/}
 if [[ -e /run/oracle/wrap/$name ]]; then
     exec -a "$name" "/run/oracle/wrap/$name" "$@"
