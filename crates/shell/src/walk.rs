@@ -873,7 +873,11 @@ impl<'l> Walker<'l> {
             if e.dynamic {
                 self.opaque(OpaqueReason::DynamicCode, format!("{}={}", e.name, e.value));
             } else {
-                self.text(&format!("__exported_function{}", e.value), Via::Option(e.name.clone()), depth + 1);
+                self.text(
+                    &format!("__exported_function{}", e.value),
+                    Via::Option(e.name.clone()),
+                    depth + 1,
+                );
             }
             return;
         }
@@ -1000,7 +1004,7 @@ impl<'l> Walker<'l> {
                         self.opaque(OpaqueReason::DynamicCode, format!("alias {}", a.value));
                     } else if let Some((_, body)) = a.value.split_once('=') {
                         // An alias body is command text wherever the alias is used.
-                        self.text(&body.to_string(), Via::Wrapper("alias".into()), depth + 1);
+                        self.text(body, Via::Wrapper("alias".into()), depth + 1);
                     }
                 }
                 true
@@ -1352,19 +1356,17 @@ impl<'l> Walker<'l> {
             }
             return;
         }
-        if !reads_stdin {
-            if let Some(script) = words.get(i) {
-                self.effect(Effect::Read {
-                    path: script.value.clone(),
-                    dynamic: script.dynamic,
-                });
-                self.effect(Effect::Code {
-                    program: name.into(),
-                    source: script.value.clone(),
-                    reason: "runs a script file whose commands are not analysed here".into(),
-                });
-                return;
-            }
+        if !reads_stdin && let Some(script) = words.get(i) {
+            self.effect(Effect::Read {
+                path: script.value.clone(),
+                dynamic: script.dynamic,
+            });
+            self.effect(Effect::Code {
+                program: name.into(),
+                source: script.value.clone(),
+                reason: "runs a script file whose commands are not analysed here".into(),
+            });
+            return;
         }
         match stdin {
             Stdin::Text(text) => {

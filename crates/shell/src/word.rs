@@ -326,14 +326,13 @@ fn unescape_backticks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&n) = chars.peek() {
-                if n == '$' || n == '`' || n == '\\' {
-                    out.push(n);
-                    chars.next();
-                    continue;
-                }
-            }
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && (n == '$' || n == '`' || n == '\\')
+        {
+            out.push(n);
+            chars.next();
+            continue;
         }
         out.push(c);
     }

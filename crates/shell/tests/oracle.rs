@@ -310,7 +310,10 @@ fn real_program(name: &str, dirs: &[BinDir]) -> Option<String> {
 
 /// The work dir each case starts in: a few files the corpus names, in a git
 /// repository with two commits and an uncommitted change, so that git
-/// subcommands that run hooks, pagers, diff tools or transports really run them.
+/// subcommands that run hooks, editors, diff tools or upload-pack commands
+/// really run them. The remote is https, which git serves with its own helpers
+/// (and which fails at once without network): an ssh remote would make every
+/// `git fetch` start `ssh`, which no analysis of the text reports as a command.
 fn make_template(dir: &Path) {
     let files: &[(&str, &str)] = &[
         (
@@ -342,6 +345,12 @@ fn make_template(dir: &Path) {
         && git(&["config", "user.name", "Oracle"])
         && git(&["config", "user.email", "oracle@example.invalid"])
         && git(&["config", "commit.gpgsign", "false"])
+        && git(&[
+            "remote",
+            "add",
+            "origin",
+            "https://example.invalid/demo.git",
+        ])
         && git(&["add", "-A"])
         && git(&["commit", "-qm", "initial"]);
     if !repo {
@@ -577,7 +586,21 @@ fn check_all(sandbox: &Sandbox, corpus: &[CorpusCase]) -> Vec<Outcome> {
 /// A failure, readable: where the case is from, what ran, what the analysis had.
 fn describe(o: &Outcome) -> String {
     let mut s = format!("--- {}\ncommand: {}\n", o.case.origin, o.case.command);
-    s += &format!("missed:  {}\n", o.missed.join(", "));
+    let missed: Vec<String> = o
+        .missed
+        .iter()
+        .map(|name| {
+            let how: BTreeSet<String> = o
+                .run
+                .executions
+                .iter()
+                .filter(|e| e.name() == name)
+                .map(|e| format!("{} from {}", e.path, e.parent))
+                .collect();
+            format!("{name} ({})", Vec::from_iter(how).join("; "))
+        })
+        .collect();
+    s += &format!("missed:  {}\n", missed.join(", "));
     let logged: Vec<String> = o
         .run
         .executions

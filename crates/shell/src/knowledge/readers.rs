@@ -1,1678 +1,10 @@
-//! The program knowledge base: what common programs do with their arguments.
-//!
-//! One table ([`PROGRAMS`]) says, per program, which options take values, what
-//! its operands are (paths read, written, deleted, moved), which options execute
-//! or load code, and whether it uses the network. Programs whose argument
-//! language is richer than options and operands (`git`, `find`, `sed`, `awk`,
-//! `tar`, `curl` …) name a [`Special`] reader; those readers live below the
-//! table and are the only program-specific code in the crate. Environment
-//! variables that load or run code are in [`ENV_VARS`].
-//!
-//! When a reader cannot follow an argument it reports an opaque part: a program
-//! that can run code it was given must never look harmless by accident.
+//! Readers for programs whose argument language is richer than options and
+//! operands: `git`, `find`, `sed`, `awk`, `tar`, network tools, editors,
+//! debuggers, database shells, interpreters, builds and package managers.
 
-use std::ops::Range;
-
+use super::{Findings, ProgramSpec, generic, split};
 use crate::model::{Effect, OpaqueReason};
 use crate::word::Word;
-
-/// What a program's operands (non-option arguments) are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operands {
-    /// Not paths (`echo`, `kill`, `sleep`).
-    None,
-    /// Paths read (`cat`, `ls`, `grep` after its pattern).
-    Read,
-    /// Paths written or created (`touch`, `mkdir`, `tee`).
-    Write,
-    /// Paths removed (`rm`, `rmdir`).
-    Delete,
-    /// Sources read, the last operand written (`cp`, `install`).
-    CopyToLast,
-    /// Sources moved to the last operand (`mv`).
-    MoveToLast,
-    /// The first operand is not a path (a pattern, a mode, an owner), the rest are read.
-    SkipFirstRead,
-    /// The first operand is not a path, the rest are written (`chmod MODE FILE…`).
-    SkipFirstWrite,
-    /// The first operand is read, an optional second is written (`uniq IN OUT`).
-    ReadThenWrite,
-}
-
-/// What an option means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Its value is a path read.
-    ReadsValue,
-    /// Its value is a path written.
-    WritesValue,
-    /// Its value is shell text that will run.
-    ShellValue,
-    /// Its value names a program or code that will run (not shell text).
-    ExecValue,
-    /// The option makes the program run or load code not visible here.
-    Code,
-    /// The operands are edited in place (`sed -i`).
-    InPlace,
-    /// The first operand is not a pattern after all (`grep -e PAT`, `awk -f FILE`).
-    NoPatternOperand,
-}
-
-/// Program-specific readers for richer argument languages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Special {
-    None,
-    Git,
-    Find,
-    Sed,
-    Awk,
-    Tar,
-    Curl,
-    Wget,
-    Dd,
-    Ssh,
-    Scp,
-    Rsync,
-    Ln,
-    Ed,
-    Gdb,
-    Sqlite,
-    Sql,
-    Interpreter,
-    Make,
-    PackageScripts,
-    Container,
-    Apt,
-    Zip,
-    Netcat,
-    Socat,
-    Editor,
-    Pager,
-    Man,
-}
-
-/// Knowledge about one program.
-pub struct ProgramSpec {
-    pub names: &'static [&'static str],
-    /// Options that take a value (`-n`, `--lines`); `--opt=value` is understood too.
-    pub valued: &'static [&'static str],
-    pub operands: Operands,
-    /// Options with a meaning beyond taking a value.
-    pub options: &'static [(&'static str, Role)],
-    /// Whether running the program uses the network.
-    pub network: bool,
-    pub special: Special,
-}
-
-const P: ProgramSpec = ProgramSpec {
-    names: &[],
-    valued: &[],
-    operands: Operands::None,
-    options: &[],
-    network: false,
-    special: Special::None,
-};
-
-use Operands as O;
-use Role as R;
-
-/// The table. Facts come from the programs' manuals and GTFOBins-style
-/// knowledge of which features run code.
-pub static PROGRAMS: &[ProgramSpec] = &[
-    // --- reading and inspecting -------------------------------------------------
-    ProgramSpec {
-        names: &[
-            "cat",
-            "tac",
-            "nl",
-            "od",
-            "hexdump",
-            "strings",
-            "md5sum",
-            "sha1sum",
-            "sha256sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-            "base32",
-            "base64",
-            "file",
-            "stat",
-            "wc",
-            "rev",
-            "fold",
-            "fmt",
-            "expand",
-            "unexpand",
-            "column",
-        ],
-        valued: &["-n", "-w", "-t", "-s", "-N", "-j", "-A", "-f", "-m", "-c"],
-        operands: O::Read,
-        ..P
-    },
-    ProgramSpec {
-        names: &["head", "tail"],
-        valued: &[
-            "-n",
-            "-c",
-            "--lines",
-            "--bytes",
-            "-s",
-            "--sleep-interval",
-            "--pid",
-        ],
-        operands: O::Read,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "ls", "dir", "tree", "du", "df", "realpath", "readlink", "namei", "lsattr", "getfacl",
-        ],
-        valued: &[
-            "-I",
-            "--ignore",
-            "-w",
-            "--width",
-            "-T",
-            "-L",
-            "-P",
-            "--block-size",
-            "-B",
-            "--max-depth",
-            "-d",
-            "--exclude",
-            "-X",
-        ],
-        operands: O::Read,
-        ..P
-    },
-    ProgramSpec {
-        names: &["sort"],
-        valued: &[
-            "-k",
-            "--key",
-            "-t",
-            "--field-separator",
-            "-S",
-            "--buffer-size",
-            "-T",
-            "--temporary-directory",
-            "--parallel",
-            "--batch-size",
-            "--files0-from",
-        ],
-        operands: O::Read,
-        options: &[
-            ("-o", R::WritesValue),
-            ("--output", R::WritesValue),
-            ("--compress-program", R::ExecValue),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["uniq"],
-        valued: &[
-            "-f",
-            "-s",
-            "-w",
-            "--skip-fields",
-            "--skip-chars",
-            "--check-chars",
-        ],
-        operands: O::ReadThenWrite,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "cut", "paste", "join", "comm", "diff", "cmp", "sdiff", "diff3", "look", "csplit",
-            "split",
-        ],
-        valued: &[
-            "-d", "-f", "-c", "-b", "-t", "-1", "-2", "-o", "-e", "-j", "-U", "-C", "-L",
-            "--label", "-x", "-I", "-F", "-D", "-W", "-n", "-l", "-a",
-        ],
-        operands: O::Read,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "tr", "echo", "printf", "true", "false", "sleep", "seq", "yes", "date", "whoami", "id",
-            "uname", "hostname", "pwd", "basename", "dirname", "which", "type", "nproc", "uptime",
-            "groups", "tty", "arch", "getconf", "locale", "cal", "clear", "tput", "kill", "pkill",
-            "killall", "pgrep", "ps", "top", "free", "jobs", "wait", "cd", "pushd", "popd", "dirs",
-            "set", "shopt", "ulimit", "umask", "history", "exit", "return", "shift", "break",
-            "continue", ":", "test", "[", "expr", "getopts", "read", "disown", "suspend", "logout",
-            "times",
-        ],
-        valued: &["-d", "-s", "-n", "-t", "-u", "-p"],
-        ..P
-    },
-    ProgramSpec {
-        names: &["grep", "egrep", "fgrep", "zgrep"],
-        valued: &[
-            "-A",
-            "-B",
-            "-C",
-            "-m",
-            "--max-count",
-            "--include",
-            "--exclude",
-            "--exclude-dir",
-            "--color",
-            "--colour",
-            "-d",
-            "-D",
-            "--label",
-            "--context",
-            "--after-context",
-            "--before-context",
-        ],
-        operands: O::SkipFirstRead,
-        options: &[
-            ("-e", R::NoPatternOperand),
-            ("--regexp", R::NoPatternOperand),
-            ("-f", R::NoPatternOperand),
-            ("--file", R::NoPatternOperand),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["rg"],
-        valued: &[
-            "-A",
-            "-B",
-            "-C",
-            "-m",
-            "-g",
-            "--glob",
-            "--iglob",
-            "-t",
-            "--type",
-            "-T",
-            "--type-not",
-            "--type-add",
-            "-M",
-            "--max-columns",
-            "-j",
-            "--threads",
-            "--max-depth",
-            "-d",
-            "--color",
-            "--colors",
-            "-E",
-            "--encoding",
-            "--sort",
-            "--sortr",
-            "-r",
-            "--replace",
-            "--context",
-            "--after-context",
-            "--before-context",
-            "--max-count",
-            "--pre-glob",
-            "--ignore-file",
-            "--max-filesize",
-            "--path-separator",
-            "--field-match-separator",
-            "--dfa-size-limit",
-            "--regex-size-limit",
-        ],
-        operands: O::SkipFirstRead,
-        options: &[
-            ("-e", R::NoPatternOperand),
-            ("--regexp", R::NoPatternOperand),
-            ("-f", R::NoPatternOperand),
-            ("--file", R::NoPatternOperand),
-            ("--pre", R::ExecValue),
-            ("--files", R::NoPatternOperand),
-            ("--type-list", R::NoPatternOperand),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["ag", "ack"],
-        valued: &["-A", "-B", "-C", "-m", "-G", "--ignore", "--pager", "-g"],
-        operands: O::SkipFirstRead,
-        options: &[("--pager", R::ShellValue)],
-        ..P
-    },
-    ProgramSpec {
-        names: &["jq", "yq", "gojq"],
-        valued: &["--arg", "--argjson", "--indent", "--tab", "-L"],
-        operands: O::SkipFirstRead,
-        options: &[
-            ("-f", R::NoPatternOperand),
-            ("--from-file", R::NoPatternOperand),
-            ("--rawfile", R::ReadsValue),
-            ("--slurpfile", R::ReadsValue),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["xxd"],
-        valued: &["-c", "-g", "-l", "-s", "-o", "-n"],
-        operands: O::ReadThenWrite,
-        ..P
-    },
-    ProgramSpec {
-        names: &["less", "more", "most"],
-        valued: &[
-            "-b", "-h", "-j", "-k", "-p", "-P", "-t", "-T", "-x", "-y", "-z", "-#",
-        ],
-        operands: O::Read,
-        options: &[
-            ("-o", R::WritesValue),
-            ("-O", R::WritesValue),
-            ("--log-file", R::WritesValue),
-            ("--LOG-FILE", R::WritesValue),
-        ],
-        special: Special::Pager,
-        ..P
-    },
-    ProgramSpec {
-        names: &["man"],
-        valued: &["-M", "-S", "-s", "-L", "-m", "-C", "-E", "-R", "-r", "-e"],
-        special: Special::Man,
-        ..P
-    },
-    // --- writing, moving, deleting ---------------------------------------------
-    ProgramSpec {
-        names: &["rm", "rmdir", "unlink"],
-        operands: O::Delete,
-        ..P
-    },
-    ProgramSpec {
-        names: &["shred"],
-        valued: &["-n", "-s", "--iterations", "--size", "--random-source"],
-        operands: O::Write,
-        options: &[("-u", R::Code), ("--remove", R::Code)],
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "touch",
-            "mkdir",
-            "mkfifo",
-            "mknod",
-            "tee",
-            "truncate",
-            "fallocate",
-            "mktemp",
-        ],
-        valued: &[
-            "-m",
-            "--mode",
-            "-d",
-            "--date",
-            "-r",
-            "--reference",
-            "-t",
-            "-s",
-            "--size",
-            "-l",
-            "-o",
-            "-p",
-            "--tmpdir",
-            "--suffix",
-            "-Z",
-            "--context",
-        ],
-        operands: O::Write,
-        ..P
-    },
-    ProgramSpec {
-        names: &["cp", "install"],
-        valued: &[
-            "-S",
-            "--suffix",
-            "-m",
-            "--mode",
-            "-o",
-            "--owner",
-            "-g",
-            "--group",
-            "--backup",
-            "--sparse",
-            "--reflink",
-            "--preserve",
-            "--no-preserve",
-        ],
-        operands: O::CopyToLast,
-        options: &[
-            ("-t", R::WritesValue),
-            ("--target-directory", R::WritesValue),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["mv"],
-        valued: &["-S", "--suffix", "--backup"],
-        operands: O::MoveToLast,
-        options: &[
-            ("-t", R::WritesValue),
-            ("--target-directory", R::WritesValue),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &["ln", "link"],
-        valued: &["-S", "--suffix", "--backup"],
-        operands: O::CopyToLast,
-        options: &[
-            ("-t", R::WritesValue),
-            ("--target-directory", R::WritesValue),
-        ],
-        special: Special::Ln,
-        ..P
-    },
-    ProgramSpec {
-        names: &["chmod", "chown", "chgrp", "chcon", "setfacl"],
-        valued: &["--reference", "--from", "-m", "-x", "-M", "-X"],
-        operands: O::SkipFirstWrite,
-        ..P
-    },
-    ProgramSpec {
-        names: &["chattr"],
-        valued: &["-v", "-p"],
-        operands: O::SkipFirstWrite,
-        ..P
-    },
-    ProgramSpec {
-        names: &["dd"],
-        special: Special::Dd,
-        ..P
-    },
-    ProgramSpec {
-        names: &["patch"],
-        valued: &[
-            "-p", "-F", "-z", "-B", "-Y", "-V", "-g", "-D", "-r", "-o", "-d",
-        ],
-        operands: O::Write,
-        options: &[
-            ("-i", R::ReadsValue),
-            ("--input", R::ReadsValue),
-            ("-o", R::WritesValue),
-            ("--output", R::WritesValue),
-        ],
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "mkfs",
-            "mkfs.ext2",
-            "mkfs.ext3",
-            "mkfs.ext4",
-            "mkfs.xfs",
-            "mkfs.btrfs",
-            "mkfs.vfat",
-            "mkfs.fat",
-            "mkfs.ntfs",
-            "mkswap",
-            "wipefs",
-            "fdisk",
-            "sfdisk",
-            "cfdisk",
-            "parted",
-            "gdisk",
-            "sgdisk",
-            "blkdiscard",
-            "hdparm",
-            "badblocks",
-            "losetup",
-            "cryptsetup",
-        ],
-        valued: &["-t", "-L", "-b", "-c", "-n", "-o", "-U", "-F"],
-        operands: O::Write,
-        ..P
-    },
-    ProgramSpec {
-        names: &["mount", "umount", "swapon", "swapoff"],
-        valued: &["-t", "-o", "-L", "-U", "-O"],
-        operands: O::Write,
-        ..P
-    },
-    // --- archives and compression ---------------------------------------------
-    ProgramSpec {
-        names: &["tar", "bsdtar", "gtar"],
-        special: Special::Tar,
-        ..P
-    },
-    ProgramSpec {
-        names: &["zip"],
-        valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s"],
-        special: Special::Zip,
-        ..P
-    },
-    ProgramSpec {
-        names: &["unzip"],
-        valued: &["-P", "-x"],
-        operands: O::Read,
-        options: &[("-d", R::WritesValue)],
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "gzip",
-            "gunzip",
-            "bzip2",
-            "bunzip2",
-            "xz",
-            "unxz",
-            "zstd",
-            "unzstd",
-            "lz4",
-            "compress",
-            "uncompress",
-        ],
-        valued: &["-S", "--suffix", "-o", "-T", "--threads"],
-        operands: O::Write,
-        ..P
-    },
-    ProgramSpec {
-        names: &["zcat", "bzcat", "xzcat", "zless", "zmore"],
-        operands: O::Read,
-        ..P
-    },
-    // --- text processors with their own languages -------------------------------
-    ProgramSpec {
-        names: &["sed", "gsed"],
-        valued: &["-l", "--line-length"],
-        special: Special::Sed,
-        ..P
-    },
-    ProgramSpec {
-        names: &["awk", "gawk", "mawk", "nawk"],
-        special: Special::Awk,
-        ..P
-    },
-    ProgramSpec {
-        names: &["find", "gfind"],
-        special: Special::Find,
-        ..P
-    },
-    ProgramSpec {
-        names: &["ed", "red"],
-        operands: O::Write,
-        special: Special::Ed,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "vi", "vim", "nvim", "view", "ex", "vimdiff", "emacs", "nano", "pico", "micro",
-            "helix", "hx", "kak",
-        ],
-        operands: O::Write,
-        special: Special::Editor,
-        ..P
-    },
-    // --- network -------------------------------------------------------------------
-    ProgramSpec {
-        names: &["curl"],
-        special: Special::Curl,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &["wget"],
-        special: Special::Wget,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &["ssh"],
-        special: Special::Ssh,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &["scp", "sftp"],
-        special: Special::Scp,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &["rsync"],
-        special: Special::Rsync,
-        ..P
-    },
-    ProgramSpec {
-        names: &["nc", "ncat", "netcat", "telnet"],
-        special: Special::Netcat,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &["socat"],
-        special: Special::Socat,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "ping",
-            "ping6",
-            "dig",
-            "nslookup",
-            "host",
-            "traceroute",
-            "whois",
-            "ftp",
-            "gh",
-            "aws",
-            "gcloud",
-            "az",
-        ],
-        valued: &["-c", "-i", "-W", "-w", "-t", "-p", "-s", "-I"],
-        network: true,
-        ..P
-    },
-    // --- version control -----------------------------------------------------------
-    ProgramSpec {
-        names: &["git"],
-        special: Special::Git,
-        ..P
-    },
-    // --- interpreters, debuggers and databases --------------------------------------
-    ProgramSpec {
-        names: &[
-            "python",
-            "python2",
-            "python3",
-            "pypy",
-            "pypy3",
-            "node",
-            "nodejs",
-            "deno",
-            "bun",
-            "perl",
-            "ruby",
-            "php",
-            "lua",
-            "luajit",
-            "Rscript",
-            "tclsh",
-            "wish",
-            "expect",
-            "osascript",
-            "pwsh",
-            "powershell",
-            "java",
-            "jshell",
-            "groovy",
-            "scala",
-            "kotlin",
-            "julia",
-            "irb",
-            "erl",
-            "elixir",
-            "racket",
-            "guile",
-            "sbcl",
-            "ghci",
-            "runghc",
-            "ts-node",
-            "tsx",
-        ],
-        special: Special::Interpreter,
-        ..P
-    },
-    ProgramSpec {
-        names: &["gdb", "lldb"],
-        special: Special::Gdb,
-        ..P
-    },
-    ProgramSpec {
-        names: &["sqlite3", "sqlite"],
-        special: Special::Sqlite,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "psql",
-            "mysql",
-            "mariadb",
-            "mongo",
-            "mongosh",
-            "redis-cli",
-            "clickhouse-client",
-            "duckdb",
-        ],
-        special: Special::Sql,
-        network: true,
-        ..P
-    },
-    // --- builds and package managers (they run project-defined code) ----------------
-    ProgramSpec {
-        names: &[
-            "make", "gmake", "ninja", "cmake", "meson", "bazel", "just", "task", "rake", "ant",
-            "mvn", "gradle", "gradlew", "sbt", "dotnet", "msbuild",
-        ],
-        special: Special::Make,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "npm", "npx", "pnpm", "pnpx", "yarn", "cargo", "go", "pip", "pip3", "pipx", "uv",
-            "uvx", "poetry", "pdm", "hatch", "tox", "nox", "pytest", "bundle", "gem", "composer",
-            "mix", "stack", "cabal", "swift", "rustc", "gcc", "g++", "cc", "clang", "clang++",
-            "javac", "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "webpack", "vite",
-            "rollup", "esbuild",
-        ],
-        special: Special::PackageScripts,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "docker", "podman", "kubectl", "nerdctl", "ctr", "lxc", "vagrant", "helm",
-        ],
-        special: Special::Container,
-        network: true,
-        ..P
-    },
-    ProgramSpec {
-        names: &[
-            "apt", "apt-get", "aptitude", "dpkg", "dnf", "yum", "zypper", "pacman", "apk", "brew",
-            "snap", "flatpak", "port", "nix", "nix-env",
-        ],
-        special: Special::Apt,
-        ..P
-    },
-    // --- system state ------------------------------------------------------------
-    ProgramSpec {
-        names: &[
-            "shutdown",
-            "reboot",
-            "poweroff",
-            "halt",
-            "init",
-            "telinit",
-            "systemctl",
-            "service",
-            "crontab",
-            "at",
-            "batch",
-            "chsh",
-            "passwd",
-            "useradd",
-            "userdel",
-            "usermod",
-            "visudo",
-            "modprobe",
-            "insmod",
-            "rmmod",
-            "sysctl",
-            "iptables",
-            "nft",
-            "ufw",
-        ],
-        options: &[],
-        special: Special::None,
-        ..P
-    },
-];
-
-/// Programs that run a command they are given but whose options are not in the
-/// wrapper table: their call is opaque, never silently "just a program".
-pub static UNMODELLED_RUNNERS: &[&str] = &[
-    "unshare",
-    "nsenter",
-    "firejail",
-    "bwrap",
-    "systemd-run",
-    "proot",
-    "fakeroot",
-    "fakechroot",
-    "valgrind",
-    "perf",
-    "ltrace",
-    "catchsegv",
-    "parallel",
-    "dbus-run-session",
-    "ssh-agent",
-    "sg",
-    "newgrp",
-    "schroot",
-    "machinectl",
-    "lxc-attach",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "numactl",
-    "cpulimit",
-    "chrt",
-    "prlimit",
-    "setarch",
-    "linux32",
-    "linux64",
-    "faketime",
-    "entr",
-    "inotifywait",
-    "nodemon",
-    "tmux",
-    "screen",
-    "dtach",
-    "daemonize",
-    "start-stop-daemon",
-    "runcon",
-    "capsh",
-    "setpriv",
-    "xvfb-run",
-    "dbus-launch",
-    "eatmydata",
-    "ccache",
-    "sccache",
-    "distcc",
-    "hyperfine",
-    "retry",
-    "chpst",
-    "envdir",
-    "softlimit",
-    "setuidgid",
-];
-
-/// Looks a program up by the name used for knowledge: the name itself when it
-/// has no slash, or its basename when it lives in a standard system directory.
-/// A program elsewhere (`./cat`, `/tmp/rm`) is unknown: its name says nothing
-/// about what it does.
-pub fn lookup_key(program: &str) -> Option<&str> {
-    const SYSTEM_DIRS: &[&str] = &[
-        "/bin/",
-        "/usr/bin/",
-        "/usr/local/bin/",
-        "/sbin/",
-        "/usr/sbin/",
-        "/usr/local/sbin/",
-    ];
-    if !program.contains('/') {
-        return Some(program);
-    }
-    let dir_end = program.rfind('/').map(|i| i + 1).unwrap_or(0);
-    let (dir, base) = program.split_at(dir_end);
-    SYSTEM_DIRS.contains(&dir).then_some(base)
-}
-
-/// The spec for a program name, if the table has one.
-pub fn spec(name: &str) -> Option<&'static ProgramSpec> {
-    PROGRAMS.iter().find(|p| p.names.contains(&name))
-}
-
-/// Shells: their `-c` text, script operand or stdin is code.
-pub fn is_shell(name: &str) -> bool {
-    matches!(
-        name,
-        "sh" | "bash"
-            | "dash"
-            | "zsh"
-            | "ksh"
-            | "mksh"
-            | "ash"
-            | "yash"
-            | "posh"
-            | "fish"
-            | "rbash"
-            | "tcsh"
-            | "csh"
-    )
-}
-
-/// An environment variable that loads or runs code.
-pub struct EnvVarRisk {
-    pub reason: &'static str,
-    /// The value is shell text (`PAGER`, `GIT_SSH_COMMAND`).
-    pub shell_text: bool,
-}
-
-impl EnvVarRisk {
-    /// The shell text inside a value (`LESSOPEN='|cmd %s'` → `cmd %s`).
-    pub fn text_of<'a>(&self, value: &'a str) -> &'a str {
-        value.trim_start_matches('|').trim_start_matches('|')
-    }
-}
-
-/// Variables that change what a program executes or loads. Names ending in `*`
-/// are prefixes.
-pub static ENV_VARS: &[(&str, EnvVarRisk)] = &[
-    (
-        "LD_PRELOAD",
-        EnvVarRisk {
-            reason: "loads a shared library into the program",
-            shell_text: false,
-        },
-    ),
-    (
-        "LD_LIBRARY_PATH",
-        EnvVarRisk {
-            reason: "changes where shared libraries are loaded from",
-            shell_text: false,
-        },
-    ),
-    (
-        "LD_AUDIT",
-        EnvVarRisk {
-            reason: "loads an audit library into the program",
-            shell_text: false,
-        },
-    ),
-    (
-        "DYLD_*",
-        EnvVarRisk {
-            reason: "changes dynamic loading",
-            shell_text: false,
-        },
-    ),
-    (
-        "PATH",
-        EnvVarRisk {
-            reason: "changes which programs names resolve to",
-            shell_text: false,
-        },
-    ),
-    (
-        "BASH_ENV",
-        EnvVarRisk {
-            reason: "bash runs this file before a script",
-            shell_text: false,
-        },
-    ),
-    (
-        "ENV",
-        EnvVarRisk {
-            reason: "sh runs this file at start",
-            shell_text: false,
-        },
-    ),
-    (
-        "SHELLOPTS",
-        EnvVarRisk {
-            reason: "changes shell behaviour",
-            shell_text: false,
-        },
-    ),
-    (
-        "BASHOPTS",
-        EnvVarRisk {
-            reason: "changes shell behaviour",
-            shell_text: false,
-        },
-    ),
-    (
-        "PS4",
-        EnvVarRisk {
-            reason: "expanded (with substitutions) when tracing",
-            shell_text: false,
-        },
-    ),
-    (
-        "PROMPT_COMMAND",
-        EnvVarRisk {
-            reason: "runs before each prompt",
-            shell_text: true,
-        },
-    ),
-    (
-        "IFS",
-        EnvVarRisk {
-            reason: "changes word splitting",
-            shell_text: false,
-        },
-    ),
-    (
-        "HOME",
-        EnvVarRisk {
-            reason: "changes which configuration files programs load",
-            shell_text: false,
-        },
-    ),
-    (
-        "XDG_CONFIG_HOME",
-        EnvVarRisk {
-            reason: "changes which configuration files programs load",
-            shell_text: false,
-        },
-    ),
-    (
-        "PAGER",
-        EnvVarRisk {
-            reason: "a command run to page output",
-            shell_text: true,
-        },
-    ),
-    (
-        "MANPAGER",
-        EnvVarRisk {
-            reason: "a command run to page manuals",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_PAGER",
-        EnvVarRisk {
-            reason: "a command git runs to page output",
-            shell_text: true,
-        },
-    ),
-    (
-        "EDITOR",
-        EnvVarRisk {
-            reason: "a command run to edit text",
-            shell_text: true,
-        },
-    ),
-    (
-        "VISUAL",
-        EnvVarRisk {
-            reason: "a command run to edit text",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_EDITOR",
-        EnvVarRisk {
-            reason: "a command git runs to edit text",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_SEQUENCE_EDITOR",
-        EnvVarRisk {
-            reason: "a command git runs to edit the rebase plan",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_SSH_COMMAND",
-        EnvVarRisk {
-            reason: "a command git runs instead of ssh",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_SSH",
-        EnvVarRisk {
-            reason: "a program git runs instead of ssh",
-            shell_text: false,
-        },
-    ),
-    (
-        "GIT_EXTERNAL_DIFF",
-        EnvVarRisk {
-            reason: "a program git runs to diff",
-            shell_text: true,
-        },
-    ),
-    (
-        "GIT_ASKPASS",
-        EnvVarRisk {
-            reason: "a program git runs for credentials",
-            shell_text: false,
-        },
-    ),
-    (
-        "SSH_ASKPASS",
-        EnvVarRisk {
-            reason: "a program ssh runs for credentials",
-            shell_text: false,
-        },
-    ),
-    (
-        "SUDO_ASKPASS",
-        EnvVarRisk {
-            reason: "a program sudo runs for credentials",
-            shell_text: false,
-        },
-    ),
-    (
-        "GIT_*",
-        EnvVarRisk {
-            reason: "git configuration from the environment (repository, config, hooks, programs)",
-            shell_text: false,
-        },
-    ),
-    (
-        "LESSOPEN",
-        EnvVarRisk {
-            reason: "a command less runs to preprocess files",
-            shell_text: true,
-        },
-    ),
-    (
-        "LESSCLOSE",
-        EnvVarRisk {
-            reason: "a command less runs after preprocessing",
-            shell_text: true,
-        },
-    ),
-    (
-        "PERL5OPT",
-        EnvVarRisk {
-            reason: "options (modules to load) for every perl",
-            shell_text: false,
-        },
-    ),
-    (
-        "PERL5LIB",
-        EnvVarRisk {
-            reason: "where perl loads modules from",
-            shell_text: false,
-        },
-    ),
-    (
-        "PERLLIB",
-        EnvVarRisk {
-            reason: "where perl loads modules from",
-            shell_text: false,
-        },
-    ),
-    (
-        "PYTHONPATH",
-        EnvVarRisk {
-            reason: "where python loads modules from",
-            shell_text: false,
-        },
-    ),
-    (
-        "PYTHONSTARTUP",
-        EnvVarRisk {
-            reason: "a file python runs at start",
-            shell_text: false,
-        },
-    ),
-    (
-        "PYTHONHOME",
-        EnvVarRisk {
-            reason: "where python loads its library from",
-            shell_text: false,
-        },
-    ),
-    (
-        "NODE_OPTIONS",
-        EnvVarRisk {
-            reason: "options (modules to require) for every node",
-            shell_text: false,
-        },
-    ),
-    (
-        "NODE_PATH",
-        EnvVarRisk {
-            reason: "where node loads modules from",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUBYOPT",
-        EnvVarRisk {
-            reason: "options (libraries to load) for every ruby",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUBYLIB",
-        EnvVarRisk {
-            reason: "where ruby loads libraries from",
-            shell_text: false,
-        },
-    ),
-    (
-        "JAVA_TOOL_OPTIONS",
-        EnvVarRisk {
-            reason: "options (agents to load) for every JVM",
-            shell_text: false,
-        },
-    ),
-    (
-        "_JAVA_OPTIONS",
-        EnvVarRisk {
-            reason: "options (agents to load) for every JVM",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUSTC_WRAPPER",
-        EnvVarRisk {
-            reason: "a program cargo runs around rustc",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUSTC_WORKSPACE_WRAPPER",
-        EnvVarRisk {
-            reason: "a program cargo runs around rustc",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUSTC",
-        EnvVarRisk {
-            reason: "the compiler cargo runs",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUSTDOC",
-        EnvVarRisk {
-            reason: "the documentation tool cargo runs",
-            shell_text: false,
-        },
-    ),
-    (
-        "CARGO_*",
-        EnvVarRisk {
-            reason: "cargo configuration from the environment (programs it runs)",
-            shell_text: false,
-        },
-    ),
-    (
-        "RUSTFLAGS",
-        EnvVarRisk {
-            reason: "compiler flags (linkers, plugins) for cargo builds",
-            shell_text: false,
-        },
-    ),
-    (
-        "CC",
-        EnvVarRisk {
-            reason: "the C compiler builds run",
-            shell_text: false,
-        },
-    ),
-    (
-        "CXX",
-        EnvVarRisk {
-            reason: "the C++ compiler builds run",
-            shell_text: false,
-        },
-    ),
-    (
-        "LDFLAGS",
-        EnvVarRisk {
-            reason: "linker flags for builds",
-            shell_text: false,
-        },
-    ),
-    (
-        "MAKEFLAGS",
-        EnvVarRisk {
-            reason: "options for every make",
-            shell_text: false,
-        },
-    ),
-    (
-        "NPM_CONFIG_*",
-        EnvVarRisk {
-            reason: "npm configuration from the environment (script shell, registry)",
-            shell_text: false,
-        },
-    ),
-    (
-        "npm_config_*",
-        EnvVarRisk {
-            reason: "npm configuration from the environment (script shell, registry)",
-            shell_text: false,
-        },
-    ),
-    (
-        "PIP_*",
-        EnvVarRisk {
-            reason: "pip configuration from the environment (index, build options)",
-            shell_text: false,
-        },
-    ),
-    (
-        "GOFLAGS",
-        EnvVarRisk {
-            reason: "go flags (-toolexec runs a program)",
-            shell_text: false,
-        },
-    ),
-    (
-        "BROWSER",
-        EnvVarRisk {
-            reason: "a program run to open URLs",
-            shell_text: true,
-        },
-    ),
-    (
-        "TERMINAL",
-        EnvVarRisk {
-            reason: "a program run as terminal",
-            shell_text: false,
-        },
-    ),
-    (
-        "SHELL",
-        EnvVarRisk {
-            reason: "the shell programs start for commands",
-            shell_text: false,
-        },
-    ),
-];
-
-/// The risk of an environment assignment, if any.
-pub fn env_var(name: &str) -> Option<&'static EnvVarRisk> {
-    ENV_VARS.iter().find_map(|(pattern, risk)| {
-        let hit = match pattern.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == *pattern,
-        };
-        hit.then_some(risk)
-    })
-}
-
-/// What the knowledge base found in one call.
-#[derive(Debug, Default)]
-pub(crate) struct Findings {
-    pub effects: Vec<Effect>,
-    pub opaque: Vec<(OpaqueReason, String)>,
-    /// Shell text to analyse: (label for `via`, text, dynamic).
-    pub shell_texts: Vec<(String, String, bool)>,
-    /// Commands the program runs, as word ranges: (label, range, replaced string).
-    pub commands: Vec<(String, Range<usize>, Option<String>)>,
-}
-
-impl Findings {
-    fn read(&mut self, w: &Word) {
-        self.effects.push(Effect::Read {
-            path: w.value.clone(),
-            dynamic: w.dynamic,
-        });
-    }
-    fn write(&mut self, w: &Word) {
-        self.effects.push(Effect::Write {
-            path: w.value.clone(),
-            dynamic: w.dynamic,
-        });
-    }
-    fn write_path(&mut self, path: &str, dynamic: bool) {
-        self.effects.push(Effect::Write {
-            path: path.to_string(),
-            dynamic,
-        });
-    }
-    fn read_path(&mut self, path: &str, dynamic: bool) {
-        self.effects.push(Effect::Read {
-            path: path.to_string(),
-            dynamic,
-        });
-    }
-    fn delete(&mut self, w: &Word) {
-        self.effects.push(Effect::Delete {
-            path: w.value.clone(),
-            dynamic: w.dynamic,
-        });
-    }
-    fn code(&mut self, program: &str, source: impl Into<String>, reason: impl Into<String>) {
-        self.effects.push(Effect::Code {
-            program: program.to_string(),
-            source: source.into(),
-            reason: reason.into(),
-        });
-    }
-    fn network(&mut self, program: &str, host: Option<String>) {
-        self.effects.push(Effect::Network {
-            program: program.to_string(),
-            host,
-        });
-    }
-    fn shell(&mut self, label: impl Into<String>, text: &str, dynamic: bool) {
-        self.shell_texts
-            .push((label.into(), text.to_string(), dynamic));
-    }
-    fn opaque(&mut self, reason: OpaqueReason, text: impl Into<String>) {
-        self.opaque.push((reason, text.into()));
-    }
-}
-
-/// An argument list split into options (with values) and operands.
-struct Split<'w> {
-    /// (option name as written, e.g. `-o` or `--output`, value if any, index of the option word)
-    options: Vec<(String, Option<&'w Word>, Option<String>)>,
-    operands: Vec<&'w Word>,
-}
-
-/// Splits arguments with a program's table. Unknown options are taken as flags.
-fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
-    let takes_value = |o: &str| {
-        spec.valued.contains(&o)
-            || spec.options.iter().any(|(name, role)| {
-                *name == o
-                    && matches!(
-                        role,
-                        R::ReadsValue
-                            | R::WritesValue
-                            | R::ShellValue
-                            | R::ExecValue
-                            | R::NoPatternOperand
-                    )
-                    && !matches!(o, "--files" | "--type-list")
-            })
-    };
-    let mut out = Split {
-        options: Vec::new(),
-        operands: Vec::new(),
-    };
-    let mut i = 0;
-    let mut only_operands = false;
-    while i < args.len() {
-        let w = &args[i];
-        let v = w.value.as_str();
-        if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
-            out.operands.push(w);
-            i += 1;
-            continue;
-        }
-        if v == "--" {
-            only_operands = true;
-            i += 1;
-            continue;
-        }
-        if v.starts_with("--") {
-            if let Some((name, value)) = v.split_once('=') {
-                out.options
-                    .push((name.to_string(), None, Some(value.to_string())));
-            } else if takes_value(v) {
-                out.options.push((
-                    v.to_string(),
-                    args.get(i + 1),
-                    args.get(i + 1).map(|n| n.value.clone()),
-                ));
-                i += 1;
-            } else {
-                out.options.push((v.to_string(), None, None));
-            }
-            i += 1;
-            continue;
-        }
-        // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
-        let letters: Vec<char> = v[1..].chars().collect();
-        let mut k = 0;
-        while k < letters.len() {
-            let opt = format!("-{}", letters[k]);
-            if takes_value(&opt) {
-                let rest: String = letters[k + 1..].iter().collect();
-                if rest.is_empty() {
-                    out.options.push((
-                        opt,
-                        args.get(i + 1),
-                        args.get(i + 1).map(|n| n.value.clone()),
-                    ));
-                    i += 1;
-                } else {
-                    out.options.push((opt, None, Some(rest)));
-                }
-                break;
-            }
-            out.options.push((opt, None, None));
-            k += 1;
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Analyses one call of a known program. `words[0]` is the program; `stdin`
-/// is the known text on its standard input (empty when not known).
-pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findings {
-    let mut f = Findings::default();
-    if UNMODELLED_RUNNERS.contains(&name) {
-        f.opaque(
-            OpaqueReason::UnknownWrapperOption,
-            format!(
-                "{name} runs a command its options do not show here: {}",
-                join(words)
-            ),
-        );
-        return f;
-    }
-    let Some(spec) = spec(name) else {
-        return f;
-    };
-    let args = &words[1..];
-    if spec.network {
-        f.network(name, None);
-    }
-    match spec.special {
-        Special::None | Special::Ln | Special::Pager => generic(name, spec, args, &mut f),
-        Special::Git => git(args, &mut f),
-        Special::Find => find(args, &mut f),
-        Special::Sed => sed(spec, args, &mut f),
-        Special::Awk => awk(name, args, &mut f),
-        Special::Tar => tar(name, args, &mut f),
-        Special::Curl => curl(args, &mut f),
-        Special::Wget => wget(args, &mut f),
-        Special::Dd => dd(args, &mut f),
-        Special::Ssh => ssh(args, &mut f),
-        Special::Scp => scp(name, args, &mut f),
-        Special::Rsync => rsync(args, &mut f),
-        Special::Ed => ed(name, spec, args, stdin, &mut f),
-        Special::Gdb => gdb(name, args, &mut f),
-        Special::Sqlite => sqlite(name, args, stdin, &mut f),
-        Special::Sql => sql_client(name, args, stdin, &mut f),
-        Special::Interpreter => interpreter(name, args, stdin, &mut f),
-        Special::Make => make(name, args, &mut f),
-        Special::PackageScripts => package_scripts(name, args, &mut f),
-        Special::Container => container(name, args, &mut f),
-        Special::Apt => apt(name, args, &mut f),
-        Special::Zip => zip(spec, args, &mut f),
-        Special::Netcat => netcat(name, args, &mut f),
-        Special::Socat => socat(args, &mut f),
-        Special::Editor => editor(name, args, &mut f),
-        Special::Man => man(args, &mut f),
-    }
-    if spec.special == Special::Ln {
-        // Writing through a new link writes its target: treat the target as written too.
-        let s = split(spec, args);
-        if let Some((_, targets)) = s.operands.split_last() {
-            targets.iter().for_each(|t| f.write(t));
-        }
-    }
-    if spec.special == Special::Pager {
-        for w in args {
-            if w.value.starts_with('+') {
-                f.opaque(
-                    OpaqueReason::InterpretedCode,
-                    format!("{name} runs start-up commands {}", w.value),
-                );
-            }
-        }
-    }
-    f
-}
-
-fn join(words: &[Word]) -> String {
-    words
-        .iter()
-        .map(|w| w.value.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Options and operands by the table alone.
-fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
-    let s = split(spec, args);
-    let mut pattern_given = false;
-    let mut in_place = false;
-    for (opt, word, value) in &s.options {
-        let role = spec.options.iter().find(|(o, _)| o == opt).map(|(_, r)| *r);
-        let dynamic = word.is_some_and(|w| w.dynamic);
-        match (role, value) {
-            (Some(R::ReadsValue), Some(v)) => f.read_path(v, dynamic),
-            (Some(R::WritesValue), Some(v)) => f.write_path(v, dynamic),
-            (Some(R::ShellValue), Some(v)) => f.shell(format!("{name} {opt}"), v, dynamic),
-            (Some(R::ExecValue), Some(v)) => {
-                f.code(name, opt.clone(), format!("runs the program {v}"));
-                f.shell(format!("{name} {opt}"), v, dynamic);
-            }
-            (Some(R::Code), _) => {
-                f.code(name, opt.clone(), "runs or loads code through this option")
-            }
-            (Some(R::InPlace), _) => in_place = true,
-            (Some(R::NoPatternOperand), Some(v)) => {
-                pattern_given = true;
-                if matches!(opt.as_str(), "-f" | "--file" | "--from-file") {
-                    f.read_path(v, dynamic);
-                }
-            }
-            (Some(R::NoPatternOperand), None) => pattern_given = true,
-            _ => {}
-        }
-    }
-    let ops = &s.operands;
-    match spec.operands {
-        O::None => {}
-        O::Read => ops.iter().for_each(|w| f.read(w)),
-        O::Write => ops.iter().for_each(|w| f.write(w)),
-        O::Delete => ops.iter().for_each(|w| f.delete(w)),
-        O::SkipFirstRead => ops
-            .iter()
-            .skip(usize::from(!pattern_given))
-            .for_each(|w| f.read(w)),
-        O::SkipFirstWrite => {
-            let reference = s.options.iter().any(|(o, _, _)| o == "--reference");
-            ops.iter()
-                .skip(usize::from(!reference))
-                .for_each(|w| f.write(w));
-        }
-        O::ReadThenWrite => {
-            if let Some(first) = ops.first() {
-                f.read(first);
-            }
-            if let Some(second) = ops.get(1) {
-                f.write(second);
-            }
-        }
-        O::CopyToLast | O::MoveToLast => {
-            let target = s
-                .options
-                .iter()
-                .find(|(o, _, _)| o == "-t" || o == "--target-directory");
-            let (sources, dest): (&[&Word], Option<String>) = match target {
-                Some((_, _, Some(dir))) => (&ops[..], Some(dir.clone())),
-                _ => match ops.split_last() {
-                    Some((last, rest)) => (rest, Some(last.value.clone())),
-                    None => (&[], None),
-                },
-            };
-            let dest_dynamic = ops.last().is_some_and(|w| w.dynamic);
-            for src in sources {
-                if spec.operands == O::MoveToLast {
-                    f.effects.push(Effect::Move {
-                        from: src.value.clone(),
-                        to: dest.clone().unwrap_or_default(),
-                        dynamic: src.dynamic || dest_dynamic,
-                    });
-                } else {
-                    f.read(src);
-                }
-            }
-            if let Some(d) = dest {
-                f.write_path(&d, dest_dynamic);
-            }
-        }
-    }
-    if in_place {
-        ops.iter().for_each(|w| f.write(w));
-    }
-}
 
 // ----- git ---------------------------------------------------------------------
 
@@ -1694,7 +26,7 @@ const GIT_SHELL_KEYS: &[&str] = &[
     "web.browser",
 ];
 
-fn git(args: &[Word], f: &mut Findings) {
+pub(super) fn git(args: &[Word], f: &mut Findings) {
     // Global options before the subcommand.
     let mut i = 0;
     while i < args.len() {
@@ -2049,7 +381,7 @@ const FIND_ONE_ARG: &[&str] = &[
     "-O",
 ];
 
-fn find(args: &[Word], f: &mut Findings) {
+pub(super) fn find(args: &[Word], f: &mut Findings) {
     // Leading paths (and -H/-L/-P) come before the expression.
     let mut i = 0;
     let mut roots = Vec::new();
@@ -2134,7 +466,7 @@ fn find(args: &[Word], f: &mut Findings) {
 
 // ----- sed ------------------------------------------------------------------------
 
-fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+pub(super) fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
     let mut scripts: Vec<&Word> = Vec::new();
     let mut operands: Vec<&Word> = Vec::new();
     let mut in_place = false;
@@ -2374,7 +706,7 @@ fn sed_file(file: &str, write: bool, f: &mut Findings) {
 
 // ----- awk ------------------------------------------------------------------------
 
-fn awk(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn awk(name: &str, args: &[Word], f: &mut Findings) {
     let mut program: Option<&Word> = None;
     let mut from_file = false;
     let mut i = 0;
@@ -2524,7 +856,7 @@ fn strip_awk_strings(text: &str) -> String {
 
 // ----- tar, zip, dd ------------------------------------------------------------------
 
-fn tar(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn tar(name: &str, args: &[Word], f: &mut Findings) {
     let mut mode = ' ';
     let mut archive: Option<&Word> = None;
     let mut dir: Option<&Word> = None;
@@ -2695,17 +1027,8 @@ fn tar(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+pub(super) fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
     let s = split(spec, args);
-    for (opt, word, value) in &s.options {
-        if matches!(opt.as_str(), "-TT" | "--unzip-command")
-            || (opt == "-T" && word.is_some() && false)
-        {
-            if let Some(v) = value {
-                f.shell("zip -TT", v, word.is_some_and(|w| w.dynamic));
-            }
-        }
-    }
     // `-TT cmd` is parsed as bundled -T -T by the splitter; look for it directly.
     for w in args.windows(2) {
         if w[0].value == "-TT" || w[0].value == "--unzip-command" {
@@ -2728,7 +1051,7 @@ fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn dd(args: &[Word], f: &mut Findings) {
+pub(super) fn dd(args: &[Word], f: &mut Findings) {
     for w in args {
         if let Some(p) = w.value.strip_prefix("if=") {
             f.read_path(p, w.dynamic);
@@ -2748,7 +1071,7 @@ fn host_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_string())
 }
 
-fn curl(args: &[Word], f: &mut Findings) {
+pub(super) fn curl(args: &[Word], f: &mut Findings) {
     const VALUED: &[&str] = &[
         "-o",
         "--output",
@@ -2856,10 +1179,10 @@ fn curl(args: &[Word], f: &mut Findings) {
         if let Some(val) = value {
             match opt.as_str() {
                 "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header" | "--trace"
-                | "--trace-ascii" | "--libcurl" | "--stderr" | "--output-dir" => {
-                    if val != "-" && val != "/dev/null" {
-                        f.write_path(&val, dynamic);
-                    }
+                | "--trace-ascii" | "--libcurl" | "--stderr" | "--output-dir"
+                    if val != "-" && val != "/dev/null" =>
+                {
+                    f.write_path(&val, dynamic);
                 }
                 "-T" | "--upload-file" | "-E" | "--cert" | "--key" | "--cacert"
                 | "--netrc-file" => f.read_path(&val, dynamic),
@@ -2881,10 +1204,10 @@ fn curl(args: &[Word], f: &mut Findings) {
                     }
                 }
                 "-F" | "--form" => {
-                    if let Some((_, v)) = val.split_once('=') {
-                        if let Some(p) = v.strip_prefix('@').or_else(|| v.strip_prefix('<')) {
-                            f.read_path(p.split(';').next().unwrap_or(p), dynamic);
-                        }
+                    if let Some((_, v)) = val.split_once('=')
+                        && let Some(p) = v.strip_prefix('@').or_else(|| v.strip_prefix('<'))
+                    {
+                        f.read_path(p.split(';').next().unwrap_or(p), dynamic);
                     }
                 }
                 "-b" | "--cookie" if !val.contains('=') => f.read_path(&val, dynamic),
@@ -2922,7 +1245,7 @@ fn curl_url(u: &Word, f: &mut Findings) {
     }
 }
 
-fn wget(args: &[Word], f: &mut Findings) {
+pub(super) fn wget(args: &[Word], f: &mut Findings) {
     let mut saved = false;
     let mut i = 0;
     while i < args.len() {
@@ -3024,7 +1347,7 @@ fn ssh_option(kv: &str, dynamic: bool, program: &str, f: &mut Findings) {
     }
 }
 
-fn ssh(args: &[Word], f: &mut Findings) {
+pub(super) fn ssh(args: &[Word], f: &mut Findings) {
     let mut i = 0;
     while i < args.len() {
         let v = args[i].value.as_str();
@@ -3061,7 +1384,7 @@ fn ssh(args: &[Word], f: &mut Findings) {
     }
 }
 
-fn scp(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn scp(name: &str, args: &[Word], f: &mut Findings) {
     let mut operands = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -3135,7 +1458,7 @@ fn remote_copy(name: &str, operands: &[&Word], f: &mut Findings) {
     }
 }
 
-fn rsync(args: &[Word], f: &mut Findings) {
+pub(super) fn rsync(args: &[Word], f: &mut Findings) {
     let mut operands = Vec::new();
     let mut delete = false;
     let mut i = 0;
@@ -3189,14 +1512,12 @@ fn rsync(args: &[Word], f: &mut Findings) {
         i += 1;
     }
     remote_copy("rsync", &operands, f);
-    if delete {
-        if let Some(dest) = operands.last() {
-            f.delete(dest);
-        }
+    if delete && let Some(dest) = operands.last() {
+        f.delete(dest);
     }
 }
 
-fn netcat(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn netcat(name: &str, args: &[Word], f: &mut Findings) {
     for (i, w) in args.iter().enumerate() {
         if matches!(
             w.value.as_str(),
@@ -3214,7 +1535,7 @@ fn netcat(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn socat(args: &[Word], f: &mut Findings) {
+pub(super) fn socat(args: &[Word], f: &mut Findings) {
     for w in args {
         let upper = w.value.to_ascii_uppercase();
         for prefix in ["EXEC:", "SYSTEM:"] {
@@ -3234,7 +1555,7 @@ fn socat(args: &[Word], f: &mut Findings) {
 
 // ----- interactive tools that can run commands ------------------------------------------
 
-fn ed(name: &str, spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Findings) {
+pub(super) fn ed(name: &str, spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Findings) {
     generic(name, spec, args, f);
     if stdin.is_empty() {
         f.opaque(
@@ -3258,7 +1579,7 @@ fn ed(name: &str, spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Findin
     }
 }
 
-fn gdb(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn gdb(name: &str, args: &[Word], f: &mut Findings) {
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
         if matches!(
@@ -3340,7 +1661,7 @@ fn sql_commands(name: &str, text: &str, f: &mut Findings) {
     }
 }
 
-fn sqlite(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+pub(super) fn sqlite(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     let mut operands = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -3393,7 +1714,7 @@ fn sqlite(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     }
 }
 
-fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+pub(super) fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     let mut given = false;
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
@@ -3413,14 +1734,14 @@ fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
                 sql_commands(name, &n.value, f);
             }
         }
-        if matches!(v, "-f" | "--file") {
-            if let Some(n) = args.get(i + 1) {
-                f.read(n);
-                f.opaque(
-                    OpaqueReason::InterpretedCode,
-                    format!("{name} runs commands from {}", n.value),
-                );
-            }
+        if matches!(v, "-f" | "--file")
+            && let Some(n) = args.get(i + 1)
+        {
+            f.read(n);
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} runs commands from {}", n.value),
+            );
         }
     }
     if !given {
@@ -3428,7 +1749,7 @@ fn sql_client(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     }
 }
 
-fn editor(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn editor(name: &str, args: &[Word], f: &mut Findings) {
     const VALUED: &[&str] = &[
         "-c", "--cmd", "-S", "-s", "-u", "--eval", "-l", "--load", "--script", "-x", "-i", "-T",
         "-w", "-W", "-r",
@@ -3469,7 +1790,7 @@ fn editor(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn man(args: &[Word], f: &mut Findings) {
+pub(super) fn man(args: &[Word], f: &mut Findings) {
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
         if matches!(v, "-P" | "--pager" | "-H" | "--html" | "-p")
@@ -3509,21 +1830,37 @@ fn interpreter_letters(name: &str) -> (&'static str, &'static str) {
 
 /// Long options that carry inline code, or load code.
 const LONG_CODE: &[&str] = &["--eval", "--print", "--exec", "--command", "--expr"];
-const LONG_MODULE: &[&str] = &["--require", "--import", "--loader", "--experimental-loader", "--module"];
+const LONG_MODULE: &[&str] = &[
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "--module",
+];
 
-fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+pub(super) fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     let (code_letters, module_letters) = interpreter_letters(name);
     let mut i = 0;
     while i < args.len() {
         let w = &args[i];
         let v = w.value.as_str();
         if w.dynamic {
-            f.opaque(OpaqueReason::InterpretedCode, format!("{name} argument known only at run time: {v}"));
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} argument known only at run time: {v}"),
+            );
             return;
         }
         if v == "-" {
-            let from = if stdin.is_empty() { "standard input" } else { "a heredoc" };
-            f.opaque(OpaqueReason::InterpretedCode, format!("{name} runs code from {from}"));
+            let from = if stdin.is_empty() {
+                "standard input"
+            } else {
+                "a heredoc"
+            };
+            f.opaque(
+                OpaqueReason::InterpretedCode,
+                format!("{name} runs code from {from}"),
+            );
             return;
         }
         if !v.starts_with('-') {
@@ -3543,9 +1880,15 @@ fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
         let next = args.get(i + 1).map(|n| n.value.clone()).unwrap_or_default();
         if let Some(long) = v.strip_prefix("--") {
             let opt = format!("--{}", long.split('=').next().unwrap_or(long));
-            let value = long.split_once('=').map(|(_, x)| x.to_string()).unwrap_or_else(|| next.clone());
+            let value = long
+                .split_once('=')
+                .map(|(_, x)| x.to_string())
+                .unwrap_or_else(|| next.clone());
             if LONG_CODE.contains(&opt.as_str()) {
-                f.opaque(OpaqueReason::InterpretedCode, format!("{name} {opt} {value}"));
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} {opt} {value}"),
+                );
                 return;
             }
             if LONG_MODULE.contains(&opt.as_str()) {
@@ -3556,13 +1899,24 @@ fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
         }
         for (k, c) in v[1..].char_indices() {
             let attached = &v[1 + k + c.len_utf8()..];
-            let value = if attached.is_empty() { next.clone() } else { attached.to_string() };
+            let value = if attached.is_empty() {
+                next.clone()
+            } else {
+                attached.to_string()
+            };
             if code_letters.contains(c) {
-                f.opaque(OpaqueReason::InterpretedCode, format!("{name} -{c} {value}"));
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} -{c} {value}"),
+                );
                 return;
             }
             if module_letters.contains(c) {
-                f.code(name, format!("-{c}"), format!("loads and runs the module {value}"));
+                f.code(
+                    name,
+                    format!("-{c}"),
+                    format!("loads and runs the module {value}"),
+                );
                 if name.starts_with("py") && c == 'm' {
                     // `python -m module args`: the module is the program.
                     return;
@@ -3578,11 +1932,18 @@ fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     if name == "deno" {
         return;
     }
-    let from = if stdin.is_empty() { "standard input" } else { "a heredoc" };
-    f.opaque(OpaqueReason::InterpretedCode, format!("{name} runs code from {from}"));
+    let from = if stdin.is_empty() {
+        "standard input"
+    } else {
+        "a heredoc"
+    };
+    f.opaque(
+        OpaqueReason::InterpretedCode,
+        format!("{name} runs code from {from}"),
+    );
 }
 
-fn make(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn make(name: &str, args: &[Word], f: &mut Findings) {
     f.code(name, "", "runs build recipes defined by the project");
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
@@ -3595,24 +1956,24 @@ fn make(name: &str, args: &[Word], f: &mut Findings) {
                 ),
             );
         }
-        if v == "-f" || v == "--file" || v == "--makefile" {
-            if let Some(n) = args.get(i + 1) {
-                f.read(n);
-            }
+        if (v == "-f" || v == "--file" || v == "--makefile")
+            && let Some(n) = args.get(i + 1)
+        {
+            f.read(n);
         }
-        if let Some((var, val)) = v.split_once('=') {
-            if matches!(var, "SHELL" | "MAKESHELL" | ".SHELLFLAGS" | "CC" | "CXX") {
-                f.code(
-                    name,
-                    var,
-                    format!("sets {var}={val}, a program recipes run"),
-                );
-            }
+        if let Some((var, val)) = v.split_once('=')
+            && matches!(var, "SHELL" | "MAKESHELL" | ".SHELLFLAGS" | "CC" | "CXX")
+        {
+            f.code(
+                name,
+                var,
+                format!("sets {var}={val}, a program recipes run"),
+            );
         }
     }
 }
 
-fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
     let sub = args
         .iter()
         .find(|w| !w.value.starts_with('-'))
@@ -3690,10 +2051,11 @@ fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
     }
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
-        if matches!(v, "-c" | "--call") && matches!(name, "npm" | "pnpm" | "yarn") {
-            if let Some(n) = args.get(i + 1) {
-                f.shell(format!("{name} {v}"), &n.value, n.dynamic);
-            }
+        if matches!(v, "-c" | "--call")
+            && matches!(name, "npm" | "pnpm" | "yarn")
+            && let Some(n) = args.get(i + 1)
+        {
+            f.shell(format!("{name} {v}"), &n.value, n.dynamic);
         }
         if v == "--script-shell" || v.starts_with("--script-shell=") {
             let shell = v
@@ -3723,7 +2085,7 @@ fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn container(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn container(name: &str, args: &[Word], f: &mut Findings) {
     let sub = args
         .iter()
         .find(|w| !w.value.starts_with('-'))
@@ -3773,7 +2135,7 @@ fn container(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
-fn apt(name: &str, args: &[Word], f: &mut Findings) {
+pub(super) fn apt(name: &str, args: &[Word], f: &mut Findings) {
     let sub = args
         .iter()
         .find(|w| !w.value.starts_with('-'))
@@ -3825,41 +2187,5 @@ fn apt(name: &str, args: &[Word], f: &mut Findings) {
                 f.shell(format!("{name} -o {key}"), value, w.dynamic);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_has_at_least_80_programs_and_no_duplicates() {
-        let mut names: Vec<&str> = PROGRAMS
-            .iter()
-            .flat_map(|p| p.names.iter().copied())
-            .collect();
-        assert!(names.len() >= 80, "only {} programs", names.len());
-        let before = names.len();
-        names.sort();
-        names.dedup();
-        assert_eq!(before, names.len(), "a program is listed twice");
-    }
-
-    #[test]
-    fn lookup_key_only_trusts_system_dirs() {
-        assert_eq!(lookup_key("rm"), Some("rm"));
-        assert_eq!(lookup_key("/bin/rm"), Some("rm"));
-        assert_eq!(lookup_key("/usr/local/bin/git"), Some("git"));
-        assert_eq!(lookup_key("./cat"), None);
-        assert_eq!(lookup_key("/tmp/rm"), None);
-    }
-
-    #[test]
-    fn env_patterns() {
-        assert!(env_var("LD_PRELOAD").is_some());
-        assert!(env_var("GIT_DIR").is_some());
-        assert!(env_var("CARGO_TARGET_DIR").is_some());
-        assert!(env_var("MODE").is_none());
-        assert!(env_var("PAGER").is_some_and(|r| r.shell_text));
     }
 }

@@ -1,0 +1,549 @@
+//! The program knowledge base: what common programs do with their arguments.
+//!
+//! One table ([`PROGRAMS`]) says, per program, which options take values, what
+//! its operands are (paths read, written, deleted, moved), which options execute
+//! or load code, and whether it uses the network. Programs whose argument
+//! language is richer than options and operands (`git`, `find`, `sed`, `awk`,
+//! `tar`, `curl` …) name a [`Special`] reader; those readers live below the
+//! table and are the only program-specific code in the crate. Environment
+//! variables that load or run code are in [`ENV_VARS`].
+//!
+//! When a reader cannot follow an argument it reports an opaque part: a program
+//! that can run code it was given must never look harmless by accident.
+
+use std::ops::Range;
+
+use crate::model::{Effect, OpaqueReason};
+use crate::word::Word;
+
+mod readers;
+mod table;
+
+pub use table::{ENV_VARS, PROGRAMS, UNMODELLED_RUNNERS};
+
+/// What a program's operands (non-option arguments) are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// Not paths (`echo`, `kill`, `sleep`).
+    None,
+    /// Paths read (`cat`, `ls`, `grep` after its pattern).
+    Read,
+    /// Paths written or created (`touch`, `mkdir`, `tee`).
+    Write,
+    /// Paths removed (`rm`, `rmdir`).
+    Delete,
+    /// Sources read, the last operand written (`cp`, `install`).
+    CopyToLast,
+    /// Sources moved to the last operand (`mv`).
+    MoveToLast,
+    /// The first operand is not a path (a pattern, a mode, an owner), the rest are read.
+    SkipFirstRead,
+    /// The first operand is not a path, the rest are written (`chmod MODE FILE…`).
+    SkipFirstWrite,
+    /// The first operand is read, an optional second is written (`uniq IN OUT`).
+    ReadThenWrite,
+}
+
+/// What an option means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Its value is a path read.
+    ReadsValue,
+    /// Its value is a path written.
+    WritesValue,
+    /// Its value is shell text that will run.
+    ShellValue,
+    /// Its value names a program or code that will run (not shell text).
+    ExecValue,
+    /// The option makes the program run or load code not visible here.
+    Code,
+    /// The operands are edited in place (`sed -i`).
+    InPlace,
+    /// The first operand is not a pattern after all (`grep -e PAT`, `awk -f FILE`).
+    NoPatternOperand,
+}
+
+/// Program-specific readers for richer argument languages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    None,
+    Git,
+    Find,
+    Sed,
+    Awk,
+    Tar,
+    Curl,
+    Wget,
+    Dd,
+    Ssh,
+    Scp,
+    Rsync,
+    Ln,
+    Ed,
+    Gdb,
+    Sqlite,
+    Sql,
+    Interpreter,
+    Make,
+    PackageScripts,
+    Container,
+    Apt,
+    Zip,
+    Netcat,
+    Socat,
+    Editor,
+    Pager,
+    Man,
+}
+
+/// Knowledge about one program.
+pub struct ProgramSpec {
+    pub names: &'static [&'static str],
+    /// Options that take a value (`-n`, `--lines`); `--opt=value` is understood too.
+    pub valued: &'static [&'static str],
+    pub operands: Operands,
+    /// Options with a meaning beyond taking a value.
+    pub options: &'static [(&'static str, Role)],
+    /// Whether running the program uses the network.
+    pub network: bool,
+    pub special: Special,
+}
+
+const P: ProgramSpec = ProgramSpec {
+    names: &[],
+    valued: &[],
+    operands: Operands::None,
+    options: &[],
+    network: false,
+    special: Special::None,
+};
+
+use Operands as O;
+use Role as R;
+
+/// Looks a program up by the name used for knowledge: the name itself when it
+/// has no slash, or its basename when it lives in a standard system directory.
+/// A program elsewhere (`./cat`, `/tmp/rm`) is unknown: its name says nothing
+/// about what it does.
+pub fn lookup_key(program: &str) -> Option<&str> {
+    const SYSTEM_DIRS: &[&str] = &[
+        "/bin/",
+        "/usr/bin/",
+        "/usr/local/bin/",
+        "/sbin/",
+        "/usr/sbin/",
+        "/usr/local/sbin/",
+    ];
+    if !program.contains('/') {
+        return Some(program);
+    }
+    let dir_end = program.rfind('/').map(|i| i + 1).unwrap_or(0);
+    let (dir, base) = program.split_at(dir_end);
+    SYSTEM_DIRS.contains(&dir).then_some(base)
+}
+
+/// The spec for a program name, if the table has one.
+pub fn spec(name: &str) -> Option<&'static ProgramSpec> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
+
+/// Shells: their `-c` text, script operand or stdin is code.
+pub fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash"
+            | "dash"
+            | "zsh"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "yash"
+            | "posh"
+            | "fish"
+            | "rbash"
+            | "tcsh"
+            | "csh"
+    )
+}
+
+/// An environment variable that loads or runs code.
+pub struct EnvVarRisk {
+    pub reason: &'static str,
+    /// The value is shell text (`PAGER`, `GIT_SSH_COMMAND`).
+    pub shell_text: bool,
+}
+
+impl EnvVarRisk {
+    /// The shell text inside a value (`LESSOPEN='|cmd %s'` → `cmd %s`).
+    pub fn text_of<'a>(&self, value: &'a str) -> &'a str {
+        value.trim_start_matches('|').trim_start_matches('|')
+    }
+}
+
+/// The risk of an environment assignment, if any.
+pub fn env_var(name: &str) -> Option<&'static EnvVarRisk> {
+    ENV_VARS.iter().find_map(|(pattern, risk)| {
+        let hit = match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *pattern,
+        };
+        hit.then_some(risk)
+    })
+}
+
+/// What the knowledge base found in one call.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub effects: Vec<Effect>,
+    pub opaque: Vec<(OpaqueReason, String)>,
+    /// Shell text to analyse: (label for `via`, text, dynamic).
+    pub shell_texts: Vec<(String, String, bool)>,
+    /// Commands the program runs, as word ranges: (label, range, replaced string).
+    pub commands: Vec<(String, Range<usize>, Option<String>)>,
+}
+
+impl Findings {
+    pub(super) fn read(&mut self, w: &Word) {
+        self.effects.push(Effect::Read {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    pub(super) fn write(&mut self, w: &Word) {
+        self.effects.push(Effect::Write {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    pub(super) fn write_path(&mut self, path: &str, dynamic: bool) {
+        self.effects.push(Effect::Write {
+            path: path.to_string(),
+            dynamic,
+        });
+    }
+    pub(super) fn read_path(&mut self, path: &str, dynamic: bool) {
+        self.effects.push(Effect::Read {
+            path: path.to_string(),
+            dynamic,
+        });
+    }
+    pub(super) fn delete(&mut self, w: &Word) {
+        self.effects.push(Effect::Delete {
+            path: w.value.clone(),
+            dynamic: w.dynamic,
+        });
+    }
+    pub(super) fn code(
+        &mut self,
+        program: &str,
+        source: impl Into<String>,
+        reason: impl Into<String>,
+    ) {
+        self.effects.push(Effect::Code {
+            program: program.to_string(),
+            source: source.into(),
+            reason: reason.into(),
+        });
+    }
+    pub(super) fn network(&mut self, program: &str, host: Option<String>) {
+        self.effects.push(Effect::Network {
+            program: program.to_string(),
+            host,
+        });
+    }
+    pub(super) fn shell(&mut self, label: impl Into<String>, text: &str, dynamic: bool) {
+        self.shell_texts
+            .push((label.into(), text.to_string(), dynamic));
+    }
+    pub(super) fn opaque(&mut self, reason: OpaqueReason, text: impl Into<String>) {
+        self.opaque.push((reason, text.into()));
+    }
+}
+
+/// An argument list split into options (with values) and operands.
+pub(super) struct Split<'w> {
+    /// (option name as written, e.g. `-o` or `--output`, value if any, index of the option word)
+    options: Vec<(String, Option<&'w Word>, Option<String>)>,
+    operands: Vec<&'w Word>,
+}
+
+/// Splits arguments with a program's table. Unknown options are taken as flags.
+pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
+    let takes_value = |o: &str| {
+        spec.valued.contains(&o)
+            || spec.options.iter().any(|(name, role)| {
+                *name == o
+                    && matches!(
+                        role,
+                        R::ReadsValue
+                            | R::WritesValue
+                            | R::ShellValue
+                            | R::ExecValue
+                            | R::NoPatternOperand
+                    )
+                    && !matches!(o, "--files" | "--type-list")
+            })
+    };
+    let mut out = Split {
+        options: Vec::new(),
+        operands: Vec::new(),
+    };
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let w = &args[i];
+        let v = w.value.as_str();
+        if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
+            out.operands.push(w);
+            i += 1;
+            continue;
+        }
+        if v == "--" {
+            only_operands = true;
+            i += 1;
+            continue;
+        }
+        if v.starts_with("--") {
+            if let Some((name, value)) = v.split_once('=') {
+                out.options
+                    .push((name.to_string(), None, Some(value.to_string())));
+            } else if takes_value(v) {
+                out.options.push((
+                    v.to_string(),
+                    args.get(i + 1),
+                    args.get(i + 1).map(|n| n.value.clone()),
+                ));
+                i += 1;
+            } else {
+                out.options.push((v.to_string(), None, None));
+            }
+            i += 1;
+            continue;
+        }
+        // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
+        let letters: Vec<char> = v[1..].chars().collect();
+        let mut k = 0;
+        while k < letters.len() {
+            let opt = format!("-{}", letters[k]);
+            if takes_value(&opt) {
+                let rest: String = letters[k + 1..].iter().collect();
+                if rest.is_empty() {
+                    out.options.push((
+                        opt,
+                        args.get(i + 1),
+                        args.get(i + 1).map(|n| n.value.clone()),
+                    ));
+                    i += 1;
+                } else {
+                    out.options.push((opt, None, Some(rest)));
+                }
+                break;
+            }
+            out.options.push((opt, None, None));
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Analyses one call of a known program. `words[0]` is the program; `stdin`
+/// is the known text on its standard input (empty when not known).
+pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findings {
+    let mut f = Findings::default();
+    if UNMODELLED_RUNNERS.contains(&name) {
+        f.opaque(
+            OpaqueReason::UnknownWrapperOption,
+            format!(
+                "{name} runs a command its options do not show here: {}",
+                join(words)
+            ),
+        );
+        return f;
+    }
+    let Some(spec) = spec(name) else {
+        return f;
+    };
+    let args = &words[1..];
+    if spec.network {
+        f.network(name, None);
+    }
+    match spec.special {
+        Special::None | Special::Ln | Special::Pager => generic(name, spec, args, &mut f),
+        Special::Git => readers::git(args, &mut f),
+        Special::Find => readers::find(args, &mut f),
+        Special::Sed => readers::sed(spec, args, &mut f),
+        Special::Awk => readers::awk(name, args, &mut f),
+        Special::Tar => readers::tar(name, args, &mut f),
+        Special::Curl => readers::curl(args, &mut f),
+        Special::Wget => readers::wget(args, &mut f),
+        Special::Dd => readers::dd(args, &mut f),
+        Special::Ssh => readers::ssh(args, &mut f),
+        Special::Scp => readers::scp(name, args, &mut f),
+        Special::Rsync => readers::rsync(args, &mut f),
+        Special::Ed => readers::ed(name, spec, args, stdin, &mut f),
+        Special::Gdb => readers::gdb(name, args, &mut f),
+        Special::Sqlite => readers::sqlite(name, args, stdin, &mut f),
+        Special::Sql => readers::sql_client(name, args, stdin, &mut f),
+        Special::Interpreter => readers::interpreter(name, args, stdin, &mut f),
+        Special::Make => readers::make(name, args, &mut f),
+        Special::PackageScripts => readers::package_scripts(name, args, &mut f),
+        Special::Container => readers::container(name, args, &mut f),
+        Special::Apt => readers::apt(name, args, &mut f),
+        Special::Zip => readers::zip(spec, args, &mut f),
+        Special::Netcat => readers::netcat(name, args, &mut f),
+        Special::Socat => readers::socat(args, &mut f),
+        Special::Editor => readers::editor(name, args, &mut f),
+        Special::Man => readers::man(args, &mut f),
+    }
+    if spec.special == Special::Ln {
+        // Writing through a new link writes its target: treat the target as written too.
+        let s = split(spec, args);
+        if let Some((_, targets)) = s.operands.split_last() {
+            targets.iter().for_each(|t| f.write(t));
+        }
+    }
+    if spec.special == Special::Pager {
+        for w in args {
+            if w.value.starts_with('+') {
+                f.opaque(
+                    OpaqueReason::InterpretedCode,
+                    format!("{name} runs start-up commands {}", w.value),
+                );
+            }
+        }
+    }
+    f
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.value.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Options and operands by the table alone.
+pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+    let s = split(spec, args);
+    let mut pattern_given = false;
+    let mut in_place = false;
+    for (opt, word, value) in &s.options {
+        let role = spec.options.iter().find(|(o, _)| o == opt).map(|(_, r)| *r);
+        let dynamic = word.is_some_and(|w| w.dynamic);
+        match (role, value) {
+            (Some(R::ReadsValue), Some(v)) => f.read_path(v, dynamic),
+            (Some(R::WritesValue), Some(v)) => f.write_path(v, dynamic),
+            (Some(R::ShellValue), Some(v)) => f.shell(format!("{name} {opt}"), v, dynamic),
+            (Some(R::ExecValue), Some(v)) => {
+                f.code(name, opt.clone(), format!("runs the program {v}"));
+                f.shell(format!("{name} {opt}"), v, dynamic);
+            }
+            (Some(R::Code), _) => {
+                f.code(name, opt.clone(), "runs or loads code through this option")
+            }
+            (Some(R::InPlace), _) => in_place = true,
+            (Some(R::NoPatternOperand), Some(v)) => {
+                pattern_given = true;
+                if matches!(opt.as_str(), "-f" | "--file" | "--from-file") {
+                    f.read_path(v, dynamic);
+                }
+            }
+            (Some(R::NoPatternOperand), None) => pattern_given = true,
+            _ => {}
+        }
+    }
+    let ops = &s.operands;
+    match spec.operands {
+        O::None => {}
+        O::Read => ops.iter().for_each(|w| f.read(w)),
+        O::Write => ops.iter().for_each(|w| f.write(w)),
+        O::Delete => ops.iter().for_each(|w| f.delete(w)),
+        O::SkipFirstRead => ops
+            .iter()
+            .skip(usize::from(!pattern_given))
+            .for_each(|w| f.read(w)),
+        O::SkipFirstWrite => {
+            let reference = s.options.iter().any(|(o, _, _)| o == "--reference");
+            ops.iter()
+                .skip(usize::from(!reference))
+                .for_each(|w| f.write(w));
+        }
+        O::ReadThenWrite => {
+            if let Some(first) = ops.first() {
+                f.read(first);
+            }
+            if let Some(second) = ops.get(1) {
+                f.write(second);
+            }
+        }
+        O::CopyToLast | O::MoveToLast => {
+            let target = s
+                .options
+                .iter()
+                .find(|(o, _, _)| o == "-t" || o == "--target-directory");
+            let (sources, dest): (&[&Word], Option<String>) = match target {
+                Some((_, _, Some(dir))) => (&ops[..], Some(dir.clone())),
+                _ => match ops.split_last() {
+                    Some((last, rest)) => (rest, Some(last.value.clone())),
+                    None => (&[], None),
+                },
+            };
+            let dest_dynamic = ops.last().is_some_and(|w| w.dynamic);
+            for src in sources {
+                if spec.operands == O::MoveToLast {
+                    f.effects.push(Effect::Move {
+                        from: src.value.clone(),
+                        to: dest.clone().unwrap_or_default(),
+                        dynamic: src.dynamic || dest_dynamic,
+                    });
+                } else {
+                    f.read(src);
+                }
+            }
+            if let Some(d) = dest {
+                f.write_path(&d, dest_dynamic);
+            }
+        }
+    }
+    if in_place {
+        ops.iter().for_each(|w| f.write(w));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_at_least_80_programs_and_no_duplicates() {
+        let mut names: Vec<&str> = PROGRAMS
+            .iter()
+            .flat_map(|p| p.names.iter().copied())
+            .collect();
+        assert!(names.len() >= 80, "only {} programs", names.len());
+        let before = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(before, names.len(), "a program is listed twice");
+    }
+
+    #[test]
+    fn lookup_key_only_trusts_system_dirs() {
+        assert_eq!(lookup_key("rm"), Some("rm"));
+        assert_eq!(lookup_key("/bin/rm"), Some("rm"));
+        assert_eq!(lookup_key("/usr/local/bin/git"), Some("git"));
+        assert_eq!(lookup_key("./cat"), None);
+        assert_eq!(lookup_key("/tmp/rm"), None);
+    }
+
+    #[test]
+    fn env_patterns() {
+        assert!(env_var("LD_PRELOAD").is_some());
+        assert!(env_var("GIT_DIR").is_some());
+        assert!(env_var("CARGO_TARGET_DIR").is_some());
+        assert!(env_var("MODE").is_none());
+        assert!(env_var("PAGER").is_some_and(|r| r.shell_text));
+    }
+}

@@ -1,0 +1,152 @@
+//! The knowledge base's data: the program table, the environment variables
+//! that load or run code, and the programs that run commands without a
+//! wrapper table. Kept compact on purpose (one program a line): read it as a table.
+
+use super::{EnvVarRisk, Operands as O, P, ProgramSpec, Role as R, Special};
+
+/// The table. Facts come from the programs' manuals and GTFOBins-style
+/// knowledge of which features run code.
+#[rustfmt::skip]
+pub static PROGRAMS: &[ProgramSpec] = &[
+    // --- reading and inspecting -------------------------------------------------
+    ProgramSpec { names: &["cat", "tac", "nl", "od", "hexdump", "strings", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "base32", "base64", "file", "stat", "wc", "rev", "fold", "fmt", "expand", "unexpand", "column"], valued: &["-n", "-w", "-t", "-s", "-N", "-j", "-A", "-f", "-m", "-c"], operands: O::Read, ..P },
+    ProgramSpec { names: &["head", "tail"], valued: &["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"], operands: O::Read, ..P },
+    ProgramSpec { names: &["ls", "dir", "tree", "du", "df", "realpath", "readlink", "namei", "lsattr", "getfacl"], valued: &["-I", "--ignore", "-w", "--width", "-T", "-L", "-P", "--block-size", "-B", "--max-depth", "-d", "--exclude", "-X"], operands: O::Read, ..P },
+    ProgramSpec { names: &["sort"], valued: &["-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--batch-size", "--files0-from"], operands: O::Read, options: &[("-o", R::WritesValue), ("--output", R::WritesValue), ("--compress-program", R::ExecValue)], ..P },
+    ProgramSpec { names: &["uniq"], valued: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], operands: O::ReadThenWrite, ..P },
+    ProgramSpec { names: &["cut", "paste", "join", "comm", "diff", "cmp", "sdiff", "diff3", "look", "csplit", "split"], valued: &["-d", "-f", "-c", "-b", "-t", "-1", "-2", "-o", "-e", "-j", "-U", "-C", "-L", "--label", "-x", "-I", "-F", "-D", "-W", "-n", "-l", "-a"], operands: O::Read, ..P },
+    ProgramSpec { names: &["tr", "echo", "printf", "true", "false", "sleep", "seq", "yes", "date", "whoami", "id", "uname", "hostname", "pwd", "basename", "dirname", "which", "type", "nproc", "uptime", "groups", "tty", "arch", "getconf", "locale", "cal", "clear", "tput", "kill", "pkill", "killall", "pgrep", "ps", "top", "free", "jobs", "wait", "cd", "pushd", "popd", "dirs", "set", "shopt", "ulimit", "umask", "history", "exit", "return", "shift", "break", "continue", ":", "test", "[", "expr", "getopts", "read", "disown", "suspend", "logout", "times"], valued: &["-d", "-s", "-n", "-t", "-u", "-p"], ..P },
+    ProgramSpec { names: &["grep", "egrep", "fgrep", "zgrep"], valued: &["-A", "-B", "-C", "-m", "--max-count", "--include", "--exclude", "--exclude-dir", "--color", "--colour", "-d", "-D", "--label", "--context", "--after-context", "--before-context"], operands: O::SkipFirstRead, options: &[("-e", R::NoPatternOperand), ("--regexp", R::NoPatternOperand), ("-f", R::NoPatternOperand), ("--file", R::NoPatternOperand)], ..P },
+    ProgramSpec { names: &["rg"], valued: &["-A", "-B", "-C", "-m", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "--type-add", "-M", "--max-columns", "-j", "--threads", "--max-depth", "-d", "--color", "--colors", "-E", "--encoding", "--sort", "--sortr", "-r", "--replace", "--context", "--after-context", "--before-context", "--max-count", "--pre-glob", "--ignore-file", "--max-filesize", "--path-separator", "--field-match-separator", "--dfa-size-limit", "--regex-size-limit"], operands: O::SkipFirstRead, options: &[("-e", R::NoPatternOperand), ("--regexp", R::NoPatternOperand), ("-f", R::NoPatternOperand), ("--file", R::NoPatternOperand), ("--pre", R::ExecValue), ("--files", R::NoPatternOperand), ("--type-list", R::NoPatternOperand)], ..P },
+    ProgramSpec { names: &["ag", "ack"], valued: &["-A", "-B", "-C", "-m", "-G", "--ignore", "--pager", "-g"], operands: O::SkipFirstRead, options: &[("--pager", R::ShellValue)], ..P },
+    ProgramSpec { names: &["jq", "yq", "gojq"], valued: &["--arg", "--argjson", "--indent", "--tab", "-L"], operands: O::SkipFirstRead, options: &[("-f", R::NoPatternOperand), ("--from-file", R::NoPatternOperand), ("--rawfile", R::ReadsValue), ("--slurpfile", R::ReadsValue)], ..P },
+    ProgramSpec { names: &["xxd"], valued: &["-c", "-g", "-l", "-s", "-o", "-n"], operands: O::ReadThenWrite, ..P },
+    ProgramSpec { names: &["less", "more", "most"], valued: &["-b", "-h", "-j", "-k", "-p", "-P", "-t", "-T", "-x", "-y", "-z", "-#"], operands: O::Read, options: &[("-o", R::WritesValue), ("-O", R::WritesValue), ("--log-file", R::WritesValue), ("--LOG-FILE", R::WritesValue)], special: Special::Pager, ..P },
+    ProgramSpec { names: &["man"], valued: &["-M", "-S", "-s", "-L", "-m", "-C", "-E", "-R", "-r", "-e"], special: Special::Man, ..P },
+    // --- writing, moving, deleting ---------------------------------------------
+    ProgramSpec { names: &["rm", "rmdir", "unlink"], operands: O::Delete, ..P },
+    ProgramSpec { names: &["shred"], valued: &["-n", "-s", "--iterations", "--size", "--random-source"], operands: O::Write, options: &[("-u", R::Code), ("--remove", R::Code)], ..P },
+    ProgramSpec { names: &["touch", "mkdir", "mkfifo", "mknod", "tee", "truncate", "fallocate", "mktemp"], valued: &["-m", "--mode", "-d", "--date", "-r", "--reference", "-t", "-s", "--size", "-l", "-o", "-p", "--tmpdir", "--suffix", "-Z", "--context"], operands: O::Write, ..P },
+    ProgramSpec { names: &["cp", "install"], valued: &["-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group", "--backup", "--sparse", "--reflink", "--preserve", "--no-preserve"], operands: O::CopyToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], ..P },
+    ProgramSpec { names: &["mv"], valued: &["-S", "--suffix", "--backup"], operands: O::MoveToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], ..P },
+    ProgramSpec { names: &["ln", "link"], valued: &["-S", "--suffix", "--backup"], operands: O::CopyToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], special: Special::Ln, ..P },
+    ProgramSpec { names: &["chmod", "chown", "chgrp", "chcon", "setfacl"], valued: &["--reference", "--from", "-m", "-x", "-M", "-X"], operands: O::SkipFirstWrite, ..P },
+    ProgramSpec { names: &["chattr"], valued: &["-v", "-p"], operands: O::SkipFirstWrite, ..P },
+    ProgramSpec { names: &["dd"], special: Special::Dd, ..P },
+    ProgramSpec { names: &["patch"], valued: &["-p", "-F", "-z", "-B", "-Y", "-V", "-g", "-D", "-r", "-o", "-d"], operands: O::Write, options: &[("-i", R::ReadsValue), ("--input", R::ReadsValue), ("-o", R::WritesValue), ("--output", R::WritesValue)], ..P },
+    ProgramSpec { names: &["mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.ntfs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "blkdiscard", "hdparm", "badblocks", "losetup", "cryptsetup"], valued: &["-t", "-L", "-b", "-c", "-n", "-o", "-U", "-F"], operands: O::Write, ..P },
+    ProgramSpec { names: &["mount", "umount", "swapon", "swapoff"], valued: &["-t", "-o", "-L", "-U", "-O"], operands: O::Write, ..P },
+    // --- archives and compression ---------------------------------------------
+    ProgramSpec { names: &["tar", "bsdtar", "gtar"], special: Special::Tar, ..P },
+    ProgramSpec { names: &["zip"], valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s"], special: Special::Zip, ..P },
+    ProgramSpec { names: &["unzip"], valued: &["-P", "-x"], operands: O::Read, options: &[("-d", R::WritesValue)], ..P },
+    ProgramSpec { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress"], valued: &["-S", "--suffix", "-o", "-T", "--threads"], operands: O::Write, ..P },
+    ProgramSpec { names: &["zcat", "bzcat", "xzcat", "zless", "zmore"], operands: O::Read, ..P },
+    // --- text processors with their own languages -------------------------------
+    ProgramSpec { names: &["sed", "gsed"], valued: &["-l", "--line-length"], special: Special::Sed, ..P },
+    ProgramSpec { names: &["awk", "gawk", "mawk", "nawk"], special: Special::Awk, ..P },
+    ProgramSpec { names: &["find", "gfind"], special: Special::Find, ..P },
+    ProgramSpec { names: &["ed", "red"], operands: O::Write, special: Special::Ed, ..P },
+    ProgramSpec { names: &["vi", "vim", "nvim", "view", "ex", "vimdiff", "emacs", "nano", "pico", "micro", "helix", "hx", "kak"], operands: O::Write, special: Special::Editor, ..P },
+    // --- network -------------------------------------------------------------------
+    ProgramSpec { names: &["curl"], special: Special::Curl, network: true, ..P },
+    ProgramSpec { names: &["wget"], special: Special::Wget, network: true, ..P },
+    ProgramSpec { names: &["ssh"], special: Special::Ssh, network: true, ..P },
+    ProgramSpec { names: &["scp", "sftp"], special: Special::Scp, network: true, ..P },
+    ProgramSpec { names: &["rsync"], special: Special::Rsync, ..P },
+    ProgramSpec { names: &["nc", "ncat", "netcat", "telnet"], special: Special::Netcat, network: true, ..P },
+    ProgramSpec { names: &["socat"], special: Special::Socat, network: true, ..P },
+    ProgramSpec { names: &["ping", "ping6", "dig", "nslookup", "host", "traceroute", "whois", "ftp", "gh", "aws", "gcloud", "az"], valued: &["-c", "-i", "-W", "-w", "-t", "-p", "-s", "-I"], network: true, ..P },
+    // --- version control -----------------------------------------------------------
+    ProgramSpec { names: &["git"], special: Special::Git, ..P },
+    // --- interpreters, debuggers and databases --------------------------------------
+    ProgramSpec { names: &["python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "luajit", "Rscript", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "java", "jshell", "groovy", "scala", "kotlin", "julia", "irb", "erl", "elixir", "racket", "guile", "sbcl", "ghci", "runghc", "ts-node", "tsx"], special: Special::Interpreter, ..P },
+    ProgramSpec { names: &["gdb", "lldb"], special: Special::Gdb, ..P },
+    ProgramSpec { names: &["sqlite3", "sqlite"], special: Special::Sqlite, ..P },
+    ProgramSpec { names: &["psql", "mysql", "mariadb", "mongo", "mongosh", "redis-cli", "clickhouse-client", "duckdb"], special: Special::Sql, network: true, ..P },
+    // --- builds and package managers (they run project-defined code) ----------------
+    ProgramSpec { names: &["make", "gmake", "ninja", "cmake", "meson", "bazel", "just", "task", "rake", "ant", "mvn", "gradle", "gradlew", "sbt", "dotnet", "msbuild"], special: Special::Make, ..P },
+    ProgramSpec { names: &["npm", "npx", "pnpm", "pnpx", "yarn", "cargo", "go", "pip", "pip3", "pipx", "uv", "uvx", "poetry", "pdm", "hatch", "tox", "nox", "pytest", "bundle", "gem", "composer", "mix", "stack", "cabal", "swift", "rustc", "gcc", "g++", "cc", "clang", "clang++", "javac", "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "webpack", "vite", "rollup", "esbuild"], special: Special::PackageScripts, ..P },
+    ProgramSpec { names: &["docker", "podman", "kubectl", "nerdctl", "ctr", "lxc", "vagrant", "helm"], special: Special::Container, network: true, ..P },
+    ProgramSpec { names: &["apt", "apt-get", "aptitude", "dpkg", "dnf", "yum", "zypper", "pacman", "apk", "brew", "snap", "flatpak", "port", "nix", "nix-env"], special: Special::Apt, ..P },
+    // --- system state ------------------------------------------------------------
+    ProgramSpec { names: &["shutdown", "reboot", "poweroff", "halt", "init", "telinit", "systemctl", "service", "crontab", "at", "batch", "chsh", "passwd", "useradd", "userdel", "usermod", "visudo", "modprobe", "insmod", "rmmod", "sysctl", "iptables", "nft", "ufw"], options: &[], special: Special::None, ..P },
+];
+
+/// Programs that run a command they are given but whose options are not in the
+/// wrapper table: their call is opaque, never silently "just a program".
+#[rustfmt::skip]
+pub static UNMODELLED_RUNNERS: &[&str] = &[
+    "unshare", "nsenter", "firejail", "bwrap", "systemd-run", "proot", "fakeroot", "fakechroot",
+    "valgrind", "perf", "ltrace", "catchsegv", "parallel", "dbus-run-session", "ssh-agent", "sg",
+    "newgrp", "schroot", "machinectl", "lxc-attach", "torsocks", "proxychains", "proxychains4", "numactl",
+    "cpulimit", "chrt", "prlimit", "setarch", "linux32", "linux64", "faketime", "entr",
+    "inotifywait", "nodemon", "tmux", "screen", "dtach", "daemonize", "start-stop-daemon", "runcon",
+    "capsh", "setpriv", "xvfb-run", "dbus-launch", "eatmydata", "ccache", "sccache", "distcc",
+    "hyperfine", "retry", "chpst", "envdir", "softlimit", "setuidgid",
+];
+
+/// Variables that change what a program executes or loads. Names ending in `*`
+/// are prefixes.
+#[rustfmt::skip]
+pub static ENV_VARS: &[(&str, EnvVarRisk)] = &[
+    ("LD_PRELOAD", EnvVarRisk { reason: "loads a shared library into the program", shell_text: false, }),
+    ("LD_LIBRARY_PATH", EnvVarRisk { reason: "changes where shared libraries are loaded from", shell_text: false, }),
+    ("LD_AUDIT", EnvVarRisk { reason: "loads an audit library into the program", shell_text: false, }),
+    ("DYLD_*", EnvVarRisk { reason: "changes dynamic loading", shell_text: false, }),
+    ("PATH", EnvVarRisk { reason: "changes which programs names resolve to", shell_text: false, }),
+    ("BASH_ENV", EnvVarRisk { reason: "bash runs this file before a script", shell_text: false, }),
+    ("ENV", EnvVarRisk { reason: "sh runs this file at start", shell_text: false, }),
+    ("SHELLOPTS", EnvVarRisk { reason: "changes shell behaviour", shell_text: false, }),
+    ("BASHOPTS", EnvVarRisk { reason: "changes shell behaviour", shell_text: false, }),
+    ("PS4", EnvVarRisk { reason: "expanded (with substitutions) when tracing", shell_text: false, }),
+    ("PROMPT_COMMAND", EnvVarRisk { reason: "runs before each prompt", shell_text: true, }),
+    ("IFS", EnvVarRisk { reason: "changes word splitting", shell_text: false, }),
+    ("HOME", EnvVarRisk { reason: "changes which configuration files programs load", shell_text: false, }),
+    ("XDG_CONFIG_HOME", EnvVarRisk { reason: "changes which configuration files programs load", shell_text: false, }),
+    ("PAGER", EnvVarRisk { reason: "a command run to page output", shell_text: true, }),
+    ("MANPAGER", EnvVarRisk { reason: "a command run to page manuals", shell_text: true, }),
+    ("GIT_PAGER", EnvVarRisk { reason: "a command git runs to page output", shell_text: true, }),
+    ("EDITOR", EnvVarRisk { reason: "a command run to edit text", shell_text: true, }),
+    ("VISUAL", EnvVarRisk { reason: "a command run to edit text", shell_text: true, }),
+    ("GIT_EDITOR", EnvVarRisk { reason: "a command git runs to edit text", shell_text: true, }),
+    ("GIT_SEQUENCE_EDITOR", EnvVarRisk { reason: "a command git runs to edit the rebase plan", shell_text: true, }),
+    ("GIT_SSH_COMMAND", EnvVarRisk { reason: "a command git runs instead of ssh", shell_text: true, }),
+    ("GIT_SSH", EnvVarRisk { reason: "a program git runs instead of ssh", shell_text: false, }),
+    ("GIT_EXTERNAL_DIFF", EnvVarRisk { reason: "a program git runs to diff", shell_text: true, }),
+    ("GIT_ASKPASS", EnvVarRisk { reason: "a program git runs for credentials", shell_text: false, }),
+    ("SSH_ASKPASS", EnvVarRisk { reason: "a program ssh runs for credentials", shell_text: false, }),
+    ("SUDO_ASKPASS", EnvVarRisk { reason: "a program sudo runs for credentials", shell_text: false, }),
+    ("GIT_*", EnvVarRisk { reason: "git configuration from the environment (repository, config, hooks, programs)", shell_text: false, }),
+    ("LESSOPEN", EnvVarRisk { reason: "a command less runs to preprocess files", shell_text: true, }),
+    ("LESSCLOSE", EnvVarRisk { reason: "a command less runs after preprocessing", shell_text: true, }),
+    ("PERL5OPT", EnvVarRisk { reason: "options (modules to load) for every perl", shell_text: false, }),
+    ("PERL5LIB", EnvVarRisk { reason: "where perl loads modules from", shell_text: false, }),
+    ("PERLLIB", EnvVarRisk { reason: "where perl loads modules from", shell_text: false, }),
+    ("PYTHONPATH", EnvVarRisk { reason: "where python loads modules from", shell_text: false, }),
+    ("PYTHONSTARTUP", EnvVarRisk { reason: "a file python runs at start", shell_text: false, }),
+    ("PYTHONHOME", EnvVarRisk { reason: "where python loads its library from", shell_text: false, }),
+    ("NODE_OPTIONS", EnvVarRisk { reason: "options (modules to require) for every node", shell_text: false, }),
+    ("NODE_PATH", EnvVarRisk { reason: "where node loads modules from", shell_text: false, }),
+    ("RUBYOPT", EnvVarRisk { reason: "options (libraries to load) for every ruby", shell_text: false, }),
+    ("RUBYLIB", EnvVarRisk { reason: "where ruby loads libraries from", shell_text: false, }),
+    ("JAVA_TOOL_OPTIONS", EnvVarRisk { reason: "options (agents to load) for every JVM", shell_text: false, }),
+    ("_JAVA_OPTIONS", EnvVarRisk { reason: "options (agents to load) for every JVM", shell_text: false, }),
+    ("RUSTC_WRAPPER", EnvVarRisk { reason: "a program cargo runs around rustc", shell_text: false, }),
+    ("RUSTC_WORKSPACE_WRAPPER", EnvVarRisk { reason: "a program cargo runs around rustc", shell_text: false, }),
+    ("RUSTC", EnvVarRisk { reason: "the compiler cargo runs", shell_text: false, }),
+    ("RUSTDOC", EnvVarRisk { reason: "the documentation tool cargo runs", shell_text: false, }),
+    ("CARGO_*", EnvVarRisk { reason: "cargo configuration from the environment (programs it runs)", shell_text: false, }),
+    ("RUSTFLAGS", EnvVarRisk { reason: "compiler flags (linkers, plugins) for cargo builds", shell_text: false, }),
+    ("CC", EnvVarRisk { reason: "the C compiler builds run", shell_text: false, }),
+    ("CXX", EnvVarRisk { reason: "the C++ compiler builds run", shell_text: false, }),
+    ("LDFLAGS", EnvVarRisk { reason: "linker flags for builds", shell_text: false, }),
+    ("MAKEFLAGS", EnvVarRisk { reason: "options for every make", shell_text: false, }),
+    ("NPM_CONFIG_*", EnvVarRisk { reason: "npm configuration from the environment (script shell, registry)", shell_text: false, }),
+    ("npm_config_*", EnvVarRisk { reason: "npm configuration from the environment (script shell, registry)", shell_text: false, }),
+    ("PIP_*", EnvVarRisk { reason: "pip configuration from the environment (index, build options)", shell_text: false, }),
+    ("GOFLAGS", EnvVarRisk { reason: "go flags (-toolexec runs a program)", shell_text: false, }),
+    ("BROWSER", EnvVarRisk { reason: "a program run to open URLs", shell_text: true, }),
+    ("TERMINAL", EnvVarRisk { reason: "a program run as terminal", shell_text: false, }),
+    ("SHELL", EnvVarRisk { reason: "the shell programs start for commands", shell_text: false, }),
+];
