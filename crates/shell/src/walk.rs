@@ -506,11 +506,31 @@ impl<'l> Walker<'l> {
         for item in prefix {
             self.item(item, &mut call, depth, &mut assignments_only, true);
         }
+        let first_suffix = s.suffix.as_ref().and_then(|p| p.0.first());
         for (_, w) in name {
-            let word = self.word(&w.value, depth);
-            call.words.push(word);
+            let fd_var = is_fd_name(&w.value)
+                && matches!(
+                    first_suffix,
+                    Some(ast::CommandPrefixOrSuffixItem::IoRedirect(_))
+                );
+            if !fd_var {
+                let word = self.word(&w.value, depth);
+                call.words.push(word);
+            }
         }
-        for item in s.suffix.iter().flat_map(|p| p.0.iter()) {
+        let suffix: Vec<&ast::CommandPrefixOrSuffixItem> =
+            s.suffix.iter().flat_map(|p| p.0.iter()).collect();
+        for (k, item) in suffix.iter().enumerate() {
+            if is_fd_variable(item)
+                && matches!(
+                    suffix.get(k + 1),
+                    Some(ast::CommandPrefixOrSuffixItem::IoRedirect(_))
+                )
+            {
+                // `{fd}>file`: bash allocates a descriptor into `fd`; the word
+                // is part of the redirect, not an argument.
+                continue;
+            }
             self.item(item, &mut call, depth, &mut assignments_only, false);
         }
         if call.words.is_empty() {
@@ -964,6 +984,11 @@ impl<'l> Walker<'l> {
         let args = &call.words[1..];
         match name {
             "eval" => {
+                // `eval` skips one leading `--`.
+                let args = match args.first() {
+                    Some(w) if !w.dynamic && w.value == "--" => &args[1..],
+                    _ => args,
+                };
                 if args.iter().any(|w| w.dynamic) {
                     self.opaque(OpaqueReason::DynamicCode, joined_source(&call.words));
                 } else {
@@ -1051,24 +1076,21 @@ impl<'l> Walker<'l> {
     /// `declare -a x="$v"` re-parses a dynamic value as an array literal, and
     /// `declare -i` evaluates it as arithmetic; subscripts in names are arithmetic.
     fn declaration(&mut self, name: &str, args: &[Word], depth: u32) {
-        let mut reparse = false;
+        let mut array = false;
+        let mut integer = false;
         for a in args {
             if a.dynamic && a.value.starts_with('-') {
                 self.opaque(OpaqueReason::DynamicCode, format!("{name} {}", a.value));
                 continue;
             }
             if !a.dynamic && a.value.starts_with(['-', '+']) {
-                reparse |= a.value.contains(['a', 'A', 'i']);
+                array |= a.value.contains(['a', 'A']);
+                integer |= a.value.contains('i');
                 continue;
             }
-            let (lhs, value) = match wrappers::split_assignment(&a.value) {
-                Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                None => {
-                    // `name[sub]=value` or a bare name.
-                    let lhs = a.value.split('=').next().unwrap_or("").to_string();
-                    let value = a.value.split_once('=').map(|(_, v)| v.to_string());
-                    (lhs, value)
-                }
+            let (lhs, value) = match a.value.split_once('=') {
+                Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(v.to_string())),
+                None => (a.value.clone(), None),
             };
             if lhs.contains('[') {
                 let w = Word {
@@ -1078,22 +1100,30 @@ impl<'l> Walker<'l> {
                 };
                 self.subscript_in_name(&w, depth);
             }
-            match value {
-                Some(v) if a.dynamic && (reparse || v.starts_with('(')) => {
-                    self.opaque(
-                        OpaqueReason::DynamicCode,
-                        format!(
-                            "{name} re-reads a value known only at run time: {}",
-                            a.value
-                        ),
-                    );
-                }
-                Some(v) => {
-                    let plain = !a.dynamic && arith::is_plain_value(&v);
-                    self.set_var(&lhs, plain);
-                }
-                None => {}
+            let Some(v) = value else { continue };
+            let compound = v.starts_with('(') && v.ends_with(')');
+            if a.dynamic && (array || integer || compound) {
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!(
+                        "{name} re-reads a value known only at run time: {}",
+                        a.value
+                    ),
+                );
+            } else if compound {
+                // `declare -a x='(…)'` parses the string as an array literal:
+                // its substitutions run.
+                self.text(
+                    &format!("__declared={v}"),
+                    Via::Wrapper(name.to_string()),
+                    depth + 1,
+                );
+            } else if integer {
+                // `declare -i x=…` evaluates the value as arithmetic.
+                self.arith(&v, depth);
             }
+            let plain = !a.dynamic && arith::is_plain_value(&v);
+            self.set_var(&lhs, plain);
         }
     }
 
@@ -1328,10 +1358,8 @@ impl<'l> Walker<'l> {
                 if letters.contains('s') {
                     reads_stdin = true;
                 }
-                // `-o opt` / `-O opt` take a value.
-                if letters.ends_with('o') || letters.ends_with('O') {
-                    i += 1;
-                }
+                // Each `o` / `O` in the cluster takes the next word (`-oc errexit`).
+                i += letters.matches(['o', 'O']).count();
                 i += 1;
                 continue;
             }
@@ -1396,6 +1424,23 @@ impl SimpleCall {
             _ => String::new(),
         }
     }
+}
+
+/// `{name}` as written (unquoted), the form bash reads as a descriptor
+/// variable when a redirect follows directly.
+fn is_fd_name(raw: &str) -> bool {
+    raw.strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|n| {
+            n.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+}
+
+fn is_fd_variable(item: &ast::CommandPrefixOrSuffixItem) -> bool {
+    matches!(item, ast::CommandPrefixOrSuffixItem::Word(w) if is_fd_name(&w.value))
 }
 
 fn join_path(dir: &str, path: &str) -> String {

@@ -73,6 +73,20 @@ pub(crate) fn normalize(raw: &str, opts: &ParserOptions) -> Word {
     }
 }
 
+/// Unquoted text that bash would expand as a pattern: `*`, `?`, a bracket
+/// expression with its closing `]`, or an extglob group (`@(…)`, `!(…)` …).
+fn is_glob(t: &str) -> bool {
+    if t.contains(['*', '?']) {
+        return true;
+    }
+    if let Some(open) = t.find('[') {
+        if t[open + 1..].contains(']') {
+            return true;
+        }
+    }
+    ["+(", "@(", "!("].iter().any(|p| t.contains(p))
+}
+
 /// Bytes that never need quote removal or expansion.
 fn is_plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"-_./=:@%+,^".contains(&b)
@@ -86,6 +100,7 @@ struct Builder {
     unquoted_open_brace: bool,
     unquoted_close_brace: bool,
     unquoted_brace_separator: bool,
+    unquoted_open_bracket: bool,
 }
 
 impl Builder {
@@ -105,9 +120,12 @@ impl Builder {
                 if !quoted {
                     // Unquoted glob characters make the word expand to file names;
                     // `(` here can only be extglob syntax.
-                    if t.contains(['*', '?', '[', '(']) {
+                    // A bracket expression may open in one piece and close in a
+                    // later one (`['r']m`).
+                    if is_glob(t) || (self.unquoted_open_bracket && t.contains(']')) {
                         self.dynamic = true;
                     }
+                    self.unquoted_open_bracket |= t.contains('[');
                     self.unquoted_open_brace |= t.contains('{');
                     self.unquoted_close_brace |= t.contains('}');
                     self.unquoted_brace_separator |= t.contains(',') || t.contains("..");

@@ -58,6 +58,16 @@ pub(crate) struct WrapperSpec {
     pub chdir: &'static [&'static str],
     /// Operands after shell text are files the wrapper writes (`script -c CMD FILE`).
     pub operand_writes: bool,
+    /// Options may also follow the operands (`flock FILE -c CMD`, `su USER -c CMD`).
+    pub permute: bool,
+    /// The operands may be missing (`su` alone means root).
+    pub operands_optional: bool,
+    /// Without a command it starts an interactive shell (`su USER`, `chroot DIR`).
+    pub shell_without_command: bool,
+    /// Words after the operands are arguments for a shell, not a command (`su USER ARGS`).
+    pub args_to_shell: bool,
+    /// A lone `-` is an option (`su - USER` means `su -l USER`).
+    pub lone_dash_flag: bool,
 }
 
 const BASE: WrapperSpec = WrapperSpec {
@@ -80,6 +90,11 @@ const BASE: WrapperSpec = WrapperSpec {
     replace: &[],
     chdir: &[],
     operand_writes: false,
+    permute: false,
+    operands_optional: false,
+    shell_without_command: false,
+    args_to_shell: false,
+    lone_dash_flag: false,
 };
 
 /// The wrapper table. Sources: the programs' manuals (coreutils, util-linux,
@@ -283,6 +298,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         operands: 1,
         command_required: false,
         shell_text: &["c", "command"],
+        permute: true,
         ..BASE
     },
     WrapperSpec {
@@ -308,6 +324,8 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         long_flags: &["help", "version", "skip-chdir"],
         long_valued: &["userspec", "groups"],
         operands: 1,
+        command_required: false,
+        shell_without_command: true,
         ..BASE
     },
     WrapperSpec {
@@ -414,6 +432,12 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         ],
         command_required: false,
         shell_text: &["c", "command", "session-command"],
+        operands: 1,
+        permute: true,
+        operands_optional: true,
+        shell_without_command: true,
+        args_to_shell: true,
+        lone_dash_flag: true,
         ..BASE
     },
     WrapperSpec {
@@ -482,112 +506,8 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
     let opt_fail = |call: &mut WrapperCall, msg: String| {
         call.opaque = Some((OpaqueReason::UnknownWrapperOption, format!("{name}: {msg}")));
     };
-    // Options.
-    while i < words.len() {
-        let w = &words[i];
-        if w.dynamic {
-            opt_fail(
-                &mut call,
-                format!("argument known only at run time: {}", w.value),
-            );
-            return call;
-        }
-        let v = w.value.as_str();
-        if v == "--" {
-            i += 1;
-            break;
-        }
-        if let Some(long) = v.strip_prefix("--") {
-            let (opt, inline) = match long.split_once('=') {
-                Some((o, val)) => (o, Some(val.to_string())),
-                None => (long, None),
-            };
-            let value = if spec.long_valued.contains(&opt) {
-                match inline {
-                    Some(val) => Some(val),
-                    None => match words.get(i + 1) {
-                        Some(next) if !next.dynamic => {
-                            i += 1;
-                            Some(next.value.clone())
-                        }
-                        Some(next) => {
-                            opt_fail(
-                                &mut call,
-                                format!("--{opt} value known only at run time: {}", next.value),
-                            );
-                            return call;
-                        }
-                        None => {
-                            opt_fail(&mut call, format!("--{opt} lacks its value"));
-                            return call;
-                        }
-                    },
-                }
-            } else if spec.long_flags.contains(&opt) && inline.is_none() {
-                None
-            } else if spec.long_optional.contains(&opt) {
-                inline
-            } else {
-                opt_fail(&mut call, format!("unknown option --{long}"));
-                return call;
-            };
-            apply_option(spec, opt, value, &mut call, &mut no_command);
-            i += 1;
-            continue;
-        }
-        if v.len() > 1 && v.starts_with('-') {
-            let letters: Vec<char> = v[1..].chars().collect();
-            let mut k = 0;
-            while k < letters.len() {
-                let c = letters[k];
-                let key = c.to_string();
-                if spec.short_flags.contains(c) {
-                    apply_option(spec, &key, None, &mut call, &mut no_command);
-                    k += 1;
-                } else if spec.short_optional.contains(c) {
-                    let rest: String = letters[k + 1..].iter().collect();
-                    apply_option(
-                        spec,
-                        &key,
-                        (!rest.is_empty()).then_some(rest),
-                        &mut call,
-                        &mut no_command,
-                    );
-                    break;
-                } else if spec.short_valued.contains(c) {
-                    let rest: String = letters[k + 1..].iter().collect();
-                    let value = if !rest.is_empty() {
-                        rest
-                    } else {
-                        match words.get(i + 1) {
-                            Some(next) if !next.dynamic => {
-                                i += 1;
-                                next.value.clone()
-                            }
-                            Some(next) => {
-                                opt_fail(
-                                    &mut call,
-                                    format!("-{c} value known only at run time: {}", next.value),
-                                );
-                                return call;
-                            }
-                            None => {
-                                opt_fail(&mut call, format!("-{c} lacks its value"));
-                                return call;
-                            }
-                        }
-                    };
-                    apply_option(spec, &key, Some(value), &mut call, &mut no_command);
-                    break;
-                } else {
-                    opt_fail(&mut call, format!("unknown option -{c} in {v}"));
-                    return call;
-                }
-            }
-            i += 1;
-            continue;
-        }
-        break;
+    if !read_options(spec, words, &mut i, &mut call, &mut no_command) {
+        return call;
     }
     // `flock FD` (a number) locks a descriptor and runs nothing.
     // Operands.
@@ -609,12 +529,15 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
                 }
                 i += 1;
             }
-            None if no_command || !call.shell_texts.is_empty() => break,
+            None if no_command || spec.operands_optional || !call.shell_texts.is_empty() => break,
             None => {
                 opt_fail(&mut call, "missing operand".to_string());
                 return call;
             }
         }
+    }
+    if spec.permute && !read_options(spec, words, &mut i, &mut call, &mut no_command) {
+        return call;
     }
     // Assignments.
     if spec.assignments {
@@ -648,8 +571,18 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
         }
         return call;
     }
-    if i < words.len() {
+    if spec.args_to_shell && i < words.len() {
+        opt_fail(
+            &mut call,
+            format!("arguments for the shell: {}", words[i].value),
+        );
+    } else if i < words.len() {
         call.command_start = Some(i);
+    } else if spec.shell_without_command {
+        call.opaque = Some((
+            OpaqueReason::CodeFromStdin,
+            format!("{name} starts an interactive shell"),
+        ));
     } else if spec.command_required {
         opt_fail(&mut call, "no command to run".to_string());
     } else if spec.runs == Runs::CommandWithInputArgs {
@@ -698,15 +631,128 @@ fn apply_option(
     }
 }
 
-/// `NAME=VALUE` with a valid shell name.
-pub(crate) fn split_assignment(word: &str) -> Option<(&str, &str)> {
-    let (name, value) = word.split_once('=')?;
-    let mut bytes = name.bytes();
-    let first = bytes.next()?;
-    if !(first.is_ascii_alphabetic() || first == b'_')
-        || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
-        return None;
+/// Reads options from `words[*i]` on, stopping at the first operand or after
+/// `--`. False (with `call.opaque` set) when an option cannot be read.
+fn read_options(
+    spec: &WrapperSpec,
+    words: &[Word],
+    i: &mut usize,
+    call: &mut WrapperCall,
+    no_command: &mut bool,
+) -> bool {
+    let name = words[0].value.as_str();
+    let opt_fail = |call: &mut WrapperCall, msg: String| {
+        call.opaque = Some((OpaqueReason::UnknownWrapperOption, format!("{name}: {msg}")));
+    };
+    while *i < words.len() {
+        let w = &words[*i];
+        if w.dynamic {
+            opt_fail(
+                call,
+                format!("argument known only at run time: {}", w.value),
+            );
+            return false;
+        }
+        let v = w.value.as_str();
+        if v == "--" {
+            *i += 1;
+            break;
+        }
+        if v == "-" && spec.lone_dash_flag {
+            *i += 1;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (opt, inline) = match long.split_once('=') {
+                Some((o, val)) => (o, Some(val.to_string())),
+                None => (long, None),
+            };
+            let value = if spec.long_valued.contains(&opt) {
+                match inline {
+                    Some(val) => Some(val),
+                    None => match words.get(*i + 1) {
+                        Some(next) if !next.dynamic => {
+                            *i += 1;
+                            Some(next.value.clone())
+                        }
+                        Some(next) => {
+                            opt_fail(
+                                call,
+                                format!("--{opt} value known only at run time: {}", next.value),
+                            );
+                            return false;
+                        }
+                        None => {
+                            opt_fail(call, format!("--{opt} lacks its value"));
+                            return false;
+                        }
+                    },
+                }
+            } else if spec.long_flags.contains(&opt) && inline.is_none() {
+                None
+            } else if spec.long_optional.contains(&opt) {
+                inline
+            } else {
+                opt_fail(call, format!("unknown option --{long}"));
+                return false;
+            };
+            apply_option(spec, opt, value, call, no_command);
+            *i += 1;
+            continue;
+        }
+        if v.len() > 1 && v.starts_with('-') {
+            let letters: Vec<char> = v[1..].chars().collect();
+            let mut k = 0;
+            while k < letters.len() {
+                let c = letters[k];
+                let key = c.to_string();
+                if spec.short_flags.contains(c) {
+                    apply_option(spec, &key, None, call, no_command);
+                    k += 1;
+                } else if spec.short_optional.contains(c) {
+                    let rest: String = letters[k + 1..].iter().collect();
+                    apply_option(
+                        spec,
+                        &key,
+                        (!rest.is_empty()).then_some(rest),
+                        call,
+                        no_command,
+                    );
+                    break;
+                } else if spec.short_valued.contains(c) {
+                    let rest: String = letters[k + 1..].iter().collect();
+                    let value = if !rest.is_empty() {
+                        rest
+                    } else {
+                        match words.get(*i + 1) {
+                            Some(next) if !next.dynamic => {
+                                *i += 1;
+                                next.value.clone()
+                            }
+                            Some(next) => {
+                                opt_fail(
+                                    call,
+                                    format!("-{c} value known only at run time: {}", next.value),
+                                );
+                                return false;
+                            }
+                            None => {
+                                opt_fail(call, format!("-{c} lacks its value"));
+                                return false;
+                            }
+                        }
+                    };
+                    apply_option(spec, &key, Some(value), call, no_command);
+                    break;
+                } else {
+                    opt_fail(call, format!("unknown option -{c} in {v}"));
+                    return false;
+                }
+            }
+            *i += 1;
+            continue;
+        }
+        break;
     }
-    Some((name, value))
+    true
 }

@@ -18,7 +18,7 @@
 # subvert it. Only builtins and absolute paths are used: PATH holds only stubs.
 set -o noclobber
 parent=?
-read -r parent <"/proc/$PPID/comm"
+read -r parent <"/proc/$PPID/comm" 2>/dev/null
 printf '%s\0' "$0" "$parent" "$@" >"/run/oracle/log/$BASHPID.$SRANDOM" 2>/dev/null
 name=${0##*/}
 if [[ -e /run/oracle/wrap/$name ]]; then

@@ -416,7 +416,7 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
     f
 }
 
-fn join(words: &[Word]) -> String {
+pub(super) fn join(words: &[Word]) -> String {
     words
         .iter()
         .map(|w| w.value.as_str())

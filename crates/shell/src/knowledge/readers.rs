@@ -2,7 +2,7 @@
 //! operands: `git`, `find`, `sed`, `awk`, `tar`, network tools, editors,
 //! debuggers, database shells, interpreters, builds and package managers.
 
-use super::{Findings, ProgramSpec, generic, split};
+use super::{Findings, ProgramSpec, generic, join, split};
 use crate::model::{Effect, OpaqueReason};
 use crate::word::Word;
 
@@ -1839,6 +1839,15 @@ const LONG_MODULE: &[&str] = &[
 ];
 
 pub(super) fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
+    if matches!(name, "pwsh" | "powershell") {
+        // PowerShell options are case-insensitive and abbreviable (`-c`, `-Command`,
+        // `-EncodedCommand`, `-File`): anything given runs PowerShell code.
+        f.opaque(
+            OpaqueReason::InterpretedCode,
+            format!("{name} {}", join(args)),
+        );
+        return;
+    }
     let (code_letters, module_letters) = interpreter_letters(name);
     let mut i = 0;
     while i < args.len() {
