@@ -12,6 +12,8 @@ use std::collections::HashSet;
 /// `$#`, `$?`, `$$` and `$!` are numbers bash controls; positional parameters
 /// and every name outside `safe` are not.
 pub(crate) fn unsafe_names(expr: &str, safe: &HashSet<String>) -> Vec<String> {
+    // Command substitutions are analysed as commands; their words are not names.
+    let expr = &without_substitutions(expr);
     let b = expr.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -45,6 +47,45 @@ pub(crate) fn unsafe_names(expr: &str, safe: &HashSet<String>) -> Vec<String> {
             }
         } else {
             i += 1;
+        }
+    }
+    out
+}
+
+/// The expression with `$( … )` and `` ` … ` `` spans blanked out.
+fn without_substitutions(expr: &str) -> String {
+    let mut out = String::with_capacity(expr.len());
+    let b = expr.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
+            let mut depth = 0;
+            while i < b.len() {
+                match b[i] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+        } else if b[i] == b'`' {
+            i += 1;
+            while i < b.len() && b[i] != b'`' {
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+        } else {
+            let ch = expr[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
         }
     }
     out
@@ -114,6 +155,11 @@ mod tests {
         assert_eq!(unsafe_names("$1", &safe(&[])), ["$1"]);
         assert!(unsafe_names("i < 10", &safe(&["i"])).is_empty());
         assert!(unsafe_names("RANDOM % 6", &safe(&[])).is_empty());
+    }
+
+    #[test]
+    fn substitutions_are_not_names() {
+        assert_eq!(unsafe_names("z[$(uname -a)] + `id`", &safe(&[])), ["z"]);
     }
 
     #[test]

@@ -256,6 +256,9 @@ pub enum OpaqueReason {
     UnsupportedSyntax,
     /// A shell reads its script from a pipe or a file descriptor the analyser cannot see.
     CodeFromStdin,
+    /// Code runs from a file whose contents the analyser cannot see: a script given
+    /// to a shell or `source`, a program run by path (`./build.sh`), hooks.
+    CodeFromFile,
     /// Code in another language given inline (`python -c`, `node -e`, `perl -e`, `awk` programs with `system`).
     InterpretedCode,
     /// Arithmetic evaluation of values that may hold command substitutions (`$((x))`, `a[$i]`).
@@ -279,6 +282,7 @@ impl OpaqueReason {
             OpaqueReason::UnknownWrapperOption => "unknown-wrapper-option",
             OpaqueReason::UnsupportedSyntax => "unsupported-syntax",
             OpaqueReason::CodeFromStdin => "code-from-stdin",
+            OpaqueReason::CodeFromFile => "code-from-file",
             OpaqueReason::InterpretedCode => "interpreted-code",
             OpaqueReason::ArithmeticEvaluation => "arithmetic-evaluation",
             OpaqueReason::SizeLimit => "size-limit",

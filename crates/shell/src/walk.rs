@@ -55,6 +55,10 @@ pub(crate) struct Walker<'l> {
     plain_vars: HashSet<String>,
     /// Where relative paths are relative to.
     cwd: Cwd,
+    /// Aliases defined in the text (name → body).
+    aliases: std::collections::HashMap<String, String>,
+    /// Variables declared integer (`declare -i`): assigning them evaluates arithmetic.
+    integer_vars: HashSet<String>,
 }
 
 impl<'l> Walker<'l> {
@@ -67,6 +71,8 @@ impl<'l> Walker<'l> {
             stopped: false,
             plain_vars: HashSet::new(),
             cwd: Cwd::Start,
+            aliases: Default::default(),
+            integer_vars: HashSet::new(),
         }
     }
 
@@ -210,6 +216,8 @@ impl<'l> Walker<'l> {
                 format!("${{ … }} command substitution: {}", &text[at..]),
             );
         }
+        let rewritten = rewrite_ansi_c_heredoc_tags(text);
+        let text: &str = &rewritten;
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &self.opts)
                 .parse_program()
@@ -538,6 +546,11 @@ impl<'l> Walker<'l> {
             for e in &call.env {
                 let plain = !e.dynamic && arith::is_plain_value(&e.value);
                 self.set_var(&e.name.clone(), plain);
+                if self.integer_vars.contains(&e.name) {
+                    // Assigning an integer variable evaluates the value as arithmetic.
+                    self.arith(&e.value.clone(), depth);
+                }
+                self.prompt_value(e, depth);
             }
             return;
         }
@@ -881,7 +894,22 @@ impl<'l> Walker<'l> {
         self.look_through(call, depth);
     }
 
+    /// `PS4` (and the other prompt strings) are expanded, substitutions and
+    /// all, each time bash prints them (`set -x` prints PS4 before every command).
+    fn prompt_value(&mut self, e: &EnvAssignment, depth: u32) {
+        if !matches!(e.name.as_str(), "PS0" | "PS1" | "PS2" | "PS3" | "PS4") {
+            return;
+        }
+        if e.dynamic {
+            self.opaque(OpaqueReason::DynamicCode, format!("{}={}", e.name, e.value));
+        } else {
+            let w = word::normalize(&e.value, &self.opts);
+            self.nested(&w.nested, depth);
+        }
+    }
+
     fn env_assignment(&mut self, program: &str, e: &EnvAssignment, depth: u32) {
+        self.prompt_value(e, depth);
         if let Some(func) = e.name.strip_prefix("BASH_FUNC_") {
             // An exported function: bash defines it from the environment at start.
             let name = func.trim_end_matches('%');
@@ -912,7 +940,7 @@ impl<'l> Walker<'l> {
                 if e.dynamic {
                     self.opaque(OpaqueReason::DynamicCode, format!("{}={}", e.name, e.value));
                 } else if !text.is_empty() {
-                    self.text(text, Via::Option(e.name.clone()), depth + 1);
+                    self.run_via_sh(Via::Option(e.name.clone()), text, depth + 1);
                 }
             }
         }
@@ -922,7 +950,27 @@ impl<'l> Walker<'l> {
     /// shells, interpreters, and the knowledge base.
     fn look_through(&mut self, call: SimpleCall, depth: u32) {
         let program = call.words[0].value.clone();
+        if let Some(body) = self.aliases.get(&program).cloned() {
+            // An alias defined earlier in the text: bash replaces the word with
+            // its body (which may end in `;` or `|` and so start a new command).
+            let rest: Vec<&str> = call.words[1..].iter().map(|w| w.value.as_str()).collect();
+            let expanded = format!("{body} {}", rest.join(" "));
+            if !call.words[1..].iter().any(|w| w.dynamic) {
+                self.scoped(|w| w.text(&expanded, Via::Wrapper("alias".into()), depth + 1));
+            } else {
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!("alias {program} with arguments known only at run time"),
+                );
+            }
+        }
         let Some(key) = knowledge::lookup_key(&program) else {
+            // A program run by path outside the system directories: a file the
+            // text may itself have written.
+            self.opaque(
+                OpaqueReason::CodeFromFile,
+                format!("runs the file {program}"),
+            );
             return;
         };
         if !program.contains('/') && self.builtin(key, &call, depth) {
@@ -947,9 +995,11 @@ impl<'l> Walker<'l> {
         for (reason, text) in f.opaque {
             self.opaque(reason, text);
         }
-        for (label, text, dynamic) in f.shell_texts {
+        for (label, text, dynamic, via_sh) in f.shell_texts {
             if dynamic {
                 self.opaque(OpaqueReason::DynamicCode, format!("{label}: {text}"));
+            } else if via_sh {
+                self.run_via_sh(Via::Option(label), &text, depth + 1);
             } else {
                 self.text(&text, Via::Option(label), depth + 1);
             }
@@ -977,6 +1027,22 @@ impl<'l> Walker<'l> {
             let _ = program;
             self.run_command(inner, Via::Wrapper(label), depth + 1);
         }
+    }
+
+    /// Shell text a program hands to `sh -c`: the `sh` is a command too.
+    fn run_via_sh(&mut self, via: Via, text: &str, depth: u32) {
+        let sh = |v: &str| Word {
+            value: v.to_string(),
+            dynamic: false,
+            nested: Vec::new(),
+        };
+        let call = SimpleCall {
+            words: vec![sh("sh"), sh("-c"), sh(text)],
+            env: Vec::new(),
+            redirects: Vec::new(),
+            stdin: Stdin::Inherited,
+        };
+        self.scoped(|w| w.run_command(call, via, depth));
     }
 
     /// Shell builtins that run or re-read code. Returns true when handled.
@@ -1027,7 +1093,8 @@ impl<'l> Walker<'l> {
                 for a in args {
                     if a.dynamic {
                         self.opaque(OpaqueReason::DynamicCode, format!("alias {}", a.value));
-                    } else if let Some((_, body)) = a.value.split_once('=') {
+                    } else if let Some((alias, body)) = a.value.split_once('=') {
+                        self.aliases.insert(alias.to_string(), body.to_string());
                         // An alias body is command text wherever the alias is used.
                         self.text(body, Via::Wrapper("alias".into()), depth + 1);
                     }
@@ -1045,6 +1112,7 @@ impl<'l> Walker<'l> {
                         source: file.value.clone(),
                         reason: "runs the commands of a script file in this shell".into(),
                     });
+                    self.opaque(OpaqueReason::CodeFromFile, format!("{name} {}", file.value));
                 }
                 true
             }
@@ -1078,6 +1146,7 @@ impl<'l> Walker<'l> {
     fn declaration(&mut self, name: &str, args: &[Word], depth: u32) {
         let mut array = false;
         let mut integer = false;
+        let mut nameref = false;
         for a in args {
             if a.dynamic && a.value.starts_with('-') {
                 self.opaque(OpaqueReason::DynamicCode, format!("{name} {}", a.value));
@@ -1086,6 +1155,7 @@ impl<'l> Walker<'l> {
             if !a.dynamic && a.value.starts_with(['-', '+']) {
                 array |= a.value.contains(['a', 'A']);
                 integer |= a.value.contains('i');
+                nameref |= a.value.contains('n');
                 continue;
             }
             let (lhs, value) = match a.value.split_once('=') {
@@ -1100,7 +1170,19 @@ impl<'l> Walker<'l> {
                 };
                 self.subscript_in_name(&w, depth);
             }
+            if integer {
+                self.integer_vars.insert(lhs.clone());
+            }
             let Some(v) = value else { continue };
+            if nameref {
+                // A reference to `a[sub]` evaluates the subscript on every use.
+                let target = Word {
+                    value: v.clone(),
+                    dynamic: a.dynamic,
+                    nested: Vec::new(),
+                };
+                self.subscript_in_name(&target, depth);
+            }
             let compound = v.starts_with('(') && v.ends_with(')');
             if a.dynamic && (array || integer || compound) {
                 self.opaque(
@@ -1195,9 +1277,11 @@ impl<'l> Walker<'l> {
             self.opaque(reason, format!("{text} in: {}", joined_source(&call.words)));
             return;
         }
-        for (text, dynamic) in &parsed.shell_texts {
+        for (text, dynamic, via_sh) in &parsed.shell_texts {
             if *dynamic {
                 self.opaque(OpaqueReason::DynamicCode, text.clone());
+            } else if *via_sh {
+                self.run_via_sh(Via::Wrapper(name.to_string()), text, depth + 1);
             } else {
                 self.text(text, Via::Wrapper(name.to_string()), depth + 1);
             }
@@ -1255,7 +1339,12 @@ impl<'l> Walker<'l> {
                     .map(|w| w.value.as_str())
                     .collect::<Vec<_>>()
                     .join(" ");
-                self.text(&text, Via::Wrapper(name.to_string()), depth + 1);
+                if name == "ssh" {
+                    // Runs on the remote host, through the remote user's shell.
+                    self.text(&text, Via::Wrapper(name.to_string()), depth + 1);
+                } else {
+                    self.run_via_sh(Via::Wrapper(name.to_string()), &text, depth + 1);
+                }
             }
             return;
         }
@@ -1394,6 +1483,10 @@ impl<'l> Walker<'l> {
                 source: script.value.clone(),
                 reason: "runs a script file whose commands are not analysed here".into(),
             });
+            self.opaque(
+                OpaqueReason::CodeFromFile,
+                format!("{name} {}", script.value),
+            );
             return;
         }
         match stdin {
@@ -1424,6 +1517,53 @@ impl SimpleCall {
             _ => String::new(),
         }
     }
+}
+
+/// brush-parser does not accept a `$'…'` heredoc delimiter (`cat <<$'EOF'`),
+/// which bash reads as the quoted word it decodes to. Rewrites such a tag to
+/// the equivalent single-quoted word when it decodes to plain characters; the
+/// quote structure of the text is unchanged (only the `$` goes), so this cannot
+/// change how anything else parses.
+fn rewrite_ansi_c_heredoc_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("<<$'") && !text.contains("<<-$'") && !text.contains("<< $'") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("<<") {
+        let (before, after) = rest.split_at(pos + 2);
+        out.push_str(before);
+        let dash = usize::from(after.starts_with('-'));
+        let spaces = after[dash..].len() - after[dash..].trim_start_matches([' ', '\t']).len();
+        let tag_start = dash + spaces;
+        let tag = &after[tag_start..];
+        if let Some(body) = tag.strip_prefix("$'") {
+            // Find the closing quote, skipping backslash escapes.
+            let bytes = body.as_bytes();
+            let mut k = 0;
+            while k < bytes.len() && bytes[k] != b'\'' {
+                k += if bytes[k] == b'\\' { 2 } else { 1 };
+            }
+            if k < bytes.len() {
+                let decoded = word::decode_ansi_c(&body[..k]);
+                let plain = !decoded.is_empty()
+                    && decoded
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+                if plain {
+                    out.push_str(&after[..tag_start]);
+                    out.push('\'');
+                    out.push_str(&decoded);
+                    out.push('\'');
+                    rest = &body[k + 1..];
+                    continue;
+                }
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// `{name}` as written (unquoted), the form bash reads as a descriptor

@@ -477,8 +477,9 @@ pub(crate) struct WrapperCall {
     pub command_start: Option<usize>,
     /// `NAME=VALUE` the wrapper sets.
     pub env: Vec<(String, String)>,
-    /// Shell text the wrapper runs, from options (`su -c TEXT`), as (value, dynamic).
-    pub shell_texts: Vec<(String, bool)>,
+    /// Shell text the wrapper runs, from options (`su -c TEXT`), as (value,
+    /// dynamic, run through `sh -c`). `env -S` splits its text itself (no shell).
+    pub shell_texts: Vec<(String, bool, bool)>,
     /// The command words must be joined and run as shell text.
     pub join_as_shell: bool,
     /// The command gets more arguments at run time (`xargs`).
@@ -610,7 +611,7 @@ fn apply_option(
     }
     if let Some(val) = value {
         if spec.shell_text.contains(&opt) {
-            call.shell_texts.push((val.clone(), false));
+            call.shell_texts.push((val.clone(), false, true));
         }
         if spec.writes.contains(&opt) {
             call.writes.push(val.clone());
@@ -623,7 +624,7 @@ fn apply_option(
         }
         // `env -S 'cmd args'` splits its value into the command line.
         if spec.shell_join.contains(&opt) {
-            call.shell_texts.push((val, false));
+            call.shell_texts.push((val, false, false));
         }
     } else if spec.replace.contains(&opt) {
         // `xargs -i` / `--replace` without a value use `{}`.

@@ -65,6 +65,13 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
          portcullis reports a parse-error opaque part, so a policy asks.",
     ),
     (
+        "cat <<$'E\\x4fF'\nhello\nEOF\nrm -rf ./build",
+        "seed (unresolved): bash reads the heredoc tag `$'E\\x4fF'` as the quoted word `EOF`, so the \
+         heredoc ends at the `EOF` line and `rm -rf ./build` runs after `cat`. portcullis rewrites \
+         the tag to `'EOF'` before parsing (brush-parser rejects `$'…'` tags) and reports both \
+         commands, complete; the peer could not resolve the tag and asked.",
+    ),
+    (
         "zsh -c ls -l",
         "gemini (stripShellWrapper -> \"ls -l\"): zsh runs only the script `ls`; `-l` becomes `$0`. \
          portcullis reports `ls` with argv [\"ls\"], not `ls -l`.",
@@ -74,6 +81,11 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
 /// Checks that a case of [`DELIBERATE_DIFFERENCES`] still behaves as its reason says.
 fn difference_holds(command: &str, a: &Analysis) -> Result<(), String> {
     match command {
+        "cat <<$'E\\x4fF'\nhello\nEOF\nrm -rf ./build" => all_of(&[
+            require_argv(a, &["cat"]),
+            require_argv(a, &["rm", "-rf", "./build"]),
+            require_complete(a),
+        ]),
         "$\\\n'r\\x6d' -rf ./build" => all_of(&[
             require_argv(a, &["rm", "-rf", "./build"]),
             require_complete(a),

@@ -197,7 +197,9 @@ pub(crate) struct Findings {
     pub effects: Vec<Effect>,
     pub opaque: Vec<(OpaqueReason, String)>,
     /// Shell text to analyse: (label for `via`, text, dynamic).
-    pub shell_texts: Vec<(String, String, bool)>,
+    /// The last flag is true when the program runs the text through `sh -c`
+    /// (false for a program path run directly, like `rg --pre`).
+    pub shell_texts: Vec<(String, String, bool, bool)>,
     /// Commands the program runs, as word ranges: (label, range, replaced string).
     pub commands: Vec<(String, Range<usize>, Option<String>)>,
 }
@@ -253,7 +255,12 @@ impl Findings {
     }
     pub(super) fn shell(&mut self, label: impl Into<String>, text: &str, dynamic: bool) {
         self.shell_texts
-            .push((label.into(), text.to_string(), dynamic));
+            .push((label.into(), text.to_string(), dynamic, true));
+    }
+    /// A program (path and arguments) the program runs directly, not through a shell.
+    pub(super) fn exec_text(&mut self, label: impl Into<String>, text: &str, dynamic: bool) {
+        self.shell_texts
+            .push((label.into(), text.to_string(), dynamic, false));
     }
     pub(super) fn opaque(&mut self, reason: OpaqueReason, text: impl Into<String>) {
         self.opaque.push((reason, text.into()));
@@ -438,7 +445,7 @@ pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Fin
             (Some(R::ShellValue), Some(v)) => f.shell(format!("{name} {opt}"), v, dynamic),
             (Some(R::ExecValue), Some(v)) => {
                 f.code(name, opt.clone(), format!("runs the program {v}"));
-                f.shell(format!("{name} {opt}"), v, dynamic);
+                f.exec_text(format!("{name} {opt}"), v, dynamic);
             }
             (Some(R::Code), _) => {
                 f.code(name, opt.clone(), "runs or loads code through this option")
