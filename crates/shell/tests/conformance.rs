@@ -72,6 +72,12 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
          commands, complete; the peer could not resolve the tag and asked.",
     ),
     (
+        "declare 'args[$(rm -rf ./build >/dev/null)0]=value'",
+        "seed (unresolved): the subscript of an array element assignment is arithmetic, and bash \
+         runs its command substitution. portcullis analyses the subscript and reports `rm -rf \
+         ./build` (via `$()`); the peer could not see into the declaration and asked.",
+    ),
+    (
         "zsh -c ls -l",
         "gemini (stripShellWrapper -> \"ls -l\"): zsh runs only the script `ls`; `-l` becomes `$0`. \
          portcullis reports `ls` with argv [\"ls\"], not `ls -l`.",
@@ -86,6 +92,9 @@ fn difference_holds(command: &str, a: &Analysis) -> Result<(), String> {
             require_argv(a, &["rm", "-rf", "./build"]),
             require_complete(a),
         ]),
+        "declare 'args[$(rm -rf ./build >/dev/null)0]=value'" => {
+            require_argv(a, &["rm", "-rf", "./build"])
+        }
         "$\\\n'r\\x6d' -rf ./build" => all_of(&[
             require_argv(a, &["rm", "-rf", "./build"]),
             require_complete(a),
@@ -1257,7 +1266,14 @@ fn expect_check(a: &Analysis, table: &[Expect], command: &str) -> Check {
             ));
         }
     }
-    if e.complete && !a.is_complete() {
+    // Running a file (`./safe[`, `bash script`, `/opt/tools/rM`) is reported as
+    // `code-from-file` by design: its contents are not visible. That is not data
+    // promoted to code, so it does not count against `complete` here.
+    let opaque_beyond_files = a
+        .opaque
+        .iter()
+        .any(|o| o.reason != OpaqueReason::CodeFromFile);
+    if e.complete && opaque_beyond_files {
         errors.push("expected nothing opaque".into());
     }
     if errors.is_empty() {

@@ -86,6 +86,10 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
                     "git",
                     opt,
                     "uses another repository, whose configuration can run programs",
+                );
+                f.opaque(
+                    OpaqueReason::CodeFromFile,
+                    format!("git {opt}: another repository's configuration and hooks"),
                 )
             }
             "-C" => {
@@ -331,6 +335,10 @@ fn git_config(kv: &str, dynamic: bool, label: &str, f: &mut Findings) {
             "git",
             format!("-c {key}"),
             format!("loads configuration or hooks from {value}"),
+        );
+        f.opaque(
+            OpaqueReason::CodeFromFile,
+            format!("git -c {key}={value} runs hooks or configured programs from files"),
         );
     }
 }
