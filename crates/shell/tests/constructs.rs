@@ -899,8 +899,10 @@ fn watch_runs_shell_text() {
     assert_command(
         "watch -n 1 'rm x'",
         "rm",
-        json!({"argv": ["rm", "x"], "via": "watch"}),
+        json!({"argv": ["rm", "x"], "via": "sh -c"}),
     );
+    // watch hands the text to `sh -c`: the shell is a command of its own.
+    assert_command("watch -n 1 'rm x'", "sh", json!({"via": "watch"}));
 }
 
 #[test]
@@ -915,8 +917,10 @@ fn flock_dash_c_runs_shell_text() {
     assert_command(
         "flock -c 'rm x' /tmp/lock",
         "rm",
-        json!({"argv": ["rm", "x"], "via": "flock"}),
+        json!({"argv": ["rm", "x"], "via": "sh -c"}),
     );
+    // flock hands the text to `sh -c`: the shell is a command of its own.
+    assert_command("flock -c 'rm x' /tmp/lock", "sh", json!({"via": "flock"}));
 }
 
 #[test]
@@ -924,7 +928,13 @@ fn script_dash_c_runs_shell_text() {
     assert_command(
         "script -q -c 'rm x' /dev/null",
         "rm",
-        json!({"argv": ["rm", "x"], "via": "script"}),
+        json!({"argv": ["rm", "x"], "via": "sh -c"}),
+    );
+    // script hands the text to `sh -c`: the shell is a command of its own.
+    assert_command(
+        "script -q -c 'rm x' /dev/null",
+        "sh",
+        json!({"via": "script"}),
     );
 }
 
@@ -933,8 +943,10 @@ fn su_dash_c_runs_shell_text() {
     assert_command(
         "su -c 'rm x' root",
         "rm",
-        json!({"argv": ["rm", "x"], "via": "su"}),
+        json!({"argv": ["rm", "x"], "via": "sh -c"}),
     );
+    // su hands the text to `sh -c`: the shell is a command of its own.
+    assert_command("su -c 'rm x' root", "sh", json!({"via": "su"}));
 }
 
 #[test]
