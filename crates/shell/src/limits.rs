@@ -10,8 +10,10 @@ pub struct Limits {
     /// Deepest nesting: substitutions, `sh -c`, `eval`, wrappers and compound
     /// commands each add one level.
     pub max_depth: u32,
-    /// Deepest bracket nesting accepted before parsing (`((((…`, `$($($(…`):
-    /// the parser recurses per level, so this bounds its stack use.
+    /// Deepest nesting of brackets and keyword blocks accepted before parsing
+    /// (`((((…`, `$($($(…`, `if … if … fi fi`): the parser recurses per level,
+    /// so this bounds its stack use (a debug build overflows a 2 MiB thread
+    /// at about 100 nested `if`s).
     pub max_bracket_depth: u32,
     /// Most syntax nodes (commands, words, redirects) visited.
     pub max_nodes: usize,
@@ -23,7 +25,7 @@ impl Limits {
     pub const DEFAULT: Limits = Limits {
         max_bytes: 256 * 1024,
         max_depth: 24,
-        max_bracket_depth: 48,
+        max_bracket_depth: 32,
         max_nodes: 50_000,
         max_commands: 2_000,
     };

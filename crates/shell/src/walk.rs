@@ -198,7 +198,7 @@ impl<'l> Walker<'l> {
         if self.stopped || !self.depth_ok(depth, text) {
             return;
         }
-        if bracket_depth(text) > self.limits.max_bracket_depth {
+        if nesting_depth(text) > self.limits.max_bracket_depth {
             self.opaque(
                 OpaqueReason::DepthLimit,
                 format!(
@@ -1615,18 +1615,35 @@ fn shorten(mut s: String) -> String {
     s
 }
 
-/// The deepest nesting of `(` and `{` in the text, ignoring quotes: a cheap
-/// bound taken before the recursive parser runs.
-fn bracket_depth(text: &str) -> u32 {
-    let mut depth: i64 = 0;
-    let mut max: i64 = 0;
-    for b in text.bytes() {
-        match b {
-            b'(' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b'}' => depth = (depth - 1).max(0),
+/// The deepest nesting of brackets (`(`, `{`) and keyword blocks (`if … fi`,
+/// `case … esac`, `do … done`) in the text, ignoring quotes: a cheap bound
+/// taken before the recursive parser runs, whose stack grows with each level.
+fn nesting_depth(text: &str) -> u32 {
+    // Separate counters, so that a case pattern's lone `)` cannot cancel a
+    // keyword level: [parentheses, braces, keyword blocks].
+    let mut open = [0i64; 3];
+    let mut max = 0i64;
+    let mut word = String::new();
+    let bump = |open: &mut [i64; 3], kind: usize, delta: i64, max: &mut i64| {
+        open[kind] = (open[kind] + delta).max(0);
+        *max = (*max).max(open.iter().sum());
+    };
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphabetic() {
+            word.push(c);
+            continue;
+        }
+        match word.as_str() {
+            "if" | "case" | "do" => bump(&mut open, 2, 1, &mut max),
+            "fi" | "esac" | "done" => bump(&mut open, 2, -1, &mut max),
+            _ => {}
+        }
+        word.clear();
+        match c {
+            '(' => bump(&mut open, 0, 1, &mut max),
+            ')' => bump(&mut open, 0, -1, &mut max),
+            '{' => bump(&mut open, 1, 1, &mut max),
+            '}' => bump(&mut open, 1, -1, &mut max),
             _ => {}
         }
     }
@@ -1647,4 +1664,47 @@ fn dev_tcp_host(path: &str) -> Option<String> {
         .strip_prefix("/dev/tcp/")
         .or_else(|| path.strip_prefix("/dev/udp/"))?;
     Some(rest.split('/').next().unwrap_or(rest).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_counts_brackets_and_keyword_blocks() {
+        assert_eq!(nesting_depth("ls"), 0);
+        assert_eq!(nesting_depth("(($(id)))"), 3);
+        assert_eq!(nesting_depth("if a; then if b; then c; fi; fi"), 2);
+        // A case pattern's `)` does not close the `case`.
+        assert_eq!(
+            nesting_depth("case x in x) case y in y) id;; esac;; esac"),
+            2
+        );
+        assert_eq!(nesting_depth("for i in 1; do while x; do :; done; done"), 2);
+    }
+
+    #[test]
+    fn ansi_c_heredoc_tags_become_single_quoted() {
+        assert_eq!(
+            rewrite_ansi_c_heredoc_tags("cat <<$'E\\x4fF'\nx\nEOF"),
+            "cat <<'EOF'\nx\nEOF"
+        );
+        assert_eq!(
+            rewrite_ansi_c_heredoc_tags("cat <<-$'EOF'\nx\nEOF"),
+            "cat <<-'EOF'\nx\nEOF"
+        );
+        // Not plain after decoding: left alone (the parser then fails closed).
+        assert_eq!(
+            rewrite_ansi_c_heredoc_tags("cat <<$'a b'\nx"),
+            "cat <<$'a b'\nx"
+        );
+        assert_eq!(rewrite_ansi_c_heredoc_tags("echo hi"), "echo hi");
+    }
+
+    #[test]
+    fn paths_after_cd() {
+        assert_eq!(join_path("src", "./a.rs"), "src/a.rs");
+        assert_eq!(join_path("/", "etc"), "/etc");
+        assert_eq!(join_path("~/.ssh", "."), "~/.ssh");
+    }
 }

@@ -79,10 +79,10 @@ fn is_glob(t: &str) -> bool {
     if t.contains(['*', '?']) {
         return true;
     }
-    if let Some(open) = t.find('[') {
-        if t[open + 1..].contains(']') {
-            return true;
-        }
+    if let Some(open) = t.find('[')
+        && t[open + 1..].contains(']')
+    {
+        return true;
     }
     ["+(", "@(", "!("].iter().any(|p| t.contains(p))
 }
