@@ -510,9 +510,8 @@ impl<'l> Walker<'l> {
         };
         let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
         let name = s.word_or_name.iter().map(|w| (true, w));
-        let mut assignments_only = true;
         for item in prefix {
-            self.item(item, &mut call, depth, &mut assignments_only, true);
+            self.item(item, &mut call, depth, true);
         }
         let first_suffix = s.suffix.as_ref().and_then(|p| p.0.first());
         for (_, w) in name {
@@ -539,7 +538,7 @@ impl<'l> Walker<'l> {
                 // is part of the redirect, not an argument.
                 continue;
             }
-            self.item(item, &mut call, depth, &mut assignments_only, false);
+            self.item(item, &mut call, depth, false);
         }
         if call.words.is_empty() {
             // Plain assignments change the shell's own variables.
@@ -562,7 +561,6 @@ impl<'l> Walker<'l> {
         item: &ast::CommandPrefixOrSuffixItem,
         call: &mut SimpleCall,
         depth: u32,
-        _assignments_only: &mut bool,
         in_prefix: bool,
     ) {
         use ast::CommandPrefixOrSuffixItem as I;
@@ -985,10 +983,10 @@ impl<'l> Walker<'l> {
             return;
         }
         let findings = knowledge::analyze_program(key, &call.words, &call.stdin_text());
-        self.findings(key, findings, &call, depth);
+        self.findings(findings, &call, depth);
     }
 
-    fn findings(&mut self, program: &str, f: Findings, call: &SimpleCall, depth: u32) {
+    fn findings(&mut self, f: Findings, call: &SimpleCall, depth: u32) {
         for e in f.effects {
             self.effect(e);
         }
@@ -1024,7 +1022,6 @@ impl<'l> Walker<'l> {
                 redirects: Vec::new(),
                 stdin: Stdin::Inherited,
             };
-            let _ = program;
             self.run_command(inner, Via::Wrapper(label), depth + 1);
         }
     }
@@ -1397,7 +1394,7 @@ impl<'l> Walker<'l> {
             redirects: Vec::new(),
             stdin: Stdin::Inherited,
         };
-        self.findings("ssh", f, &call, depth);
+        self.findings(f, &call, depth);
     }
 
     /// `bash -c TEXT`, `sh script.sh`, `bash <<EOF`, `curl … | sh`.

@@ -379,7 +379,7 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         Special::None | Special::Ln | Special::Pager => generic(name, spec, args, &mut f),
         Special::Git => readers::git(args, &mut f),
         Special::Find => readers::find(args, &mut f),
-        Special::Sed => readers::sed(spec, args, &mut f),
+        Special::Sed => readers::sed(args, &mut f),
         Special::Awk => readers::awk(name, args, &mut f),
         Special::Tar => readers::tar(name, args, &mut f),
         Special::Curl => readers::curl(args, &mut f),

@@ -140,9 +140,12 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
                 for (kv, dynamic) in opt_value(&["--config", "-c"]) {
                     git_config(&kv, dynamic, "git clone -c", f);
                 }
-                for (dir, dynamic) in opt_value(&["--template"]) {
+                for (dir, _) in opt_value(&["--template"]) {
                     f.code("git", "--template", format!("copies hooks from {dir}"));
-                    let _ = dynamic;
+                    f.opaque(
+                        OpaqueReason::CodeFromFile,
+                        format!("git clone --template {dir}: hooks from files"),
+                    );
                 }
             }
             if sub == "submodule" && rest.iter().any(|w| w.value == "foreach") {
@@ -474,7 +477,7 @@ pub(super) fn find(args: &[Word], f: &mut Findings) {
 
 // ----- sed ------------------------------------------------------------------------
 
-pub(super) fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
+pub(super) fn sed(args: &[Word], f: &mut Findings) {
     let mut scripts: Vec<&Word> = Vec::new();
     let mut operands: Vec<&Word> = Vec::new();
     let mut in_place = false;
@@ -494,9 +497,8 @@ pub(super) fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
                 scripts.push(s);
             }
             i += 1;
-        } else if let Some(s) = v.strip_prefix("--expression=") {
+        } else if v.starts_with("--expression=") {
             has_script_opt = true;
-            let _ = s;
             scripts.push(w);
         } else if v == "-f" || v == "--file" {
             has_script_opt = true;
@@ -546,7 +548,6 @@ pub(super) fn sed(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
         }
         i += 1;
     }
-    let _ = spec;
     if !has_script_opt && !operands.is_empty() {
         scripts.push(operands.remove(0));
     }
