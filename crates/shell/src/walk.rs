@@ -716,17 +716,10 @@ impl<'l> Walker<'l> {
                 if doc.requires_expansion {
                     // An unquoted delimiter: the body is expanded, and its
                     // substitutions run whatever command reads it.
-                    match brush_parser::word::parse_heredoc(&body, &self.opts) {
-                        Ok(pieces) => {
-                            for p in &pieces {
-                                dynamic |= self.heredoc_piece(&p.piece, depth);
-                            }
-                        }
-                        Err(_) => {
-                            dynamic = true;
-                            self.opaque(OpaqueReason::ParseError, format!("heredoc body: {body}"));
-                        }
-                    }
+                    let expanded = word::expand_heredoc(&body, &self.opts);
+                    self.nested(&expanded.nested, depth);
+                    dynamic = expanded.dynamic;
+                    body = expanded.value;
                 }
                 let stdin = if fd != 0 {
                     None
@@ -778,45 +771,6 @@ impl<'l> Walker<'l> {
                     },
                     None,
                 ))
-            }
-        }
-    }
-
-    /// Analyses the substitutions in an expanded heredoc body; true when the body is dynamic.
-    fn heredoc_piece(&mut self, piece: &brush_parser::word::WordPiece, depth: u32) -> bool {
-        use brush_parser::word::WordPiece as P;
-        match piece {
-            P::Text(_) | P::SingleQuotedText(_) | P::EscapeSequence(_) | P::AnsiCQuotedText(_) => {
-                false
-            }
-            P::DoubleQuotedSequence(inner) | P::GettextDoubleQuotedSequence(inner) => {
-                let mut d = false;
-                for p in inner {
-                    d |= self.heredoc_piece(&p.piece, depth);
-                }
-                d
-            }
-            P::TildeExpansion(_) => false,
-            P::CommandSubstitution(text) => {
-                self.text(text, Via::CommandSubstitution, depth + 1);
-                true
-            }
-            P::BackquotedCommandSubstitution(text) => {
-                let w = word::normalize(&format!("`{text}`"), &self.opts);
-                self.nested(&w.nested, depth);
-                true
-            }
-            P::ParameterExpansion(_) | P::ArithmeticExpression(_) => {
-                // Re-render through the word layer to pick up nested code.
-                let raw = match piece {
-                    P::ArithmeticExpression(e) => format!("$(({}))", e.value),
-                    _ => String::new(),
-                };
-                if !raw.is_empty() {
-                    let w = word::normalize(&raw, &self.opts);
-                    self.nested(&w.nested, depth);
-                }
-                true
             }
         }
     }
@@ -928,6 +882,9 @@ impl<'l> Walker<'l> {
             return;
         }
         if let Some(risk) = knowledge::env_var(&e.name) {
+            if let Some(reason) = risk.opaque {
+                self.opaque(reason, format!("{}={} ({})", e.name, e.value, risk.reason));
+            }
             self.effect(Effect::Code {
                 program: program.into(),
                 source: e.name.clone(),

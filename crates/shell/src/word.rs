@@ -73,6 +73,32 @@ pub(crate) fn normalize(raw: &str, opts: &ParserOptions) -> Word {
     }
 }
 
+/// Expands the body of a heredoc with an unquoted delimiter the way bash does
+/// before the reading command sees it: escapes `\$`, `` \` ``, `\\` and
+/// `\<newline>` are removed; substitutions make it dynamic and are returned
+/// as nested code. An unparsable body is dynamic with an opaque part.
+pub(crate) fn expand_heredoc(body: &str, opts: &ParserOptions) -> Word {
+    match bw::parse_heredoc(body, opts) {
+        Ok(pieces) => {
+            let mut b = Builder::default();
+            b.pieces(&pieces, true, opts);
+            Word {
+                value: if b.dynamic { body.to_string() } else { b.value },
+                dynamic: b.dynamic,
+                nested: b.nested,
+            }
+        }
+        Err(_) => Word {
+            value: body.to_string(),
+            dynamic: true,
+            nested: vec![Nested::Opaque(
+                OpaqueReason::ParseError,
+                format!("heredoc body: {body}"),
+            )],
+        },
+    }
+}
+
 /// Unquoted text that bash would expand as a pattern: `*`, `?`, a bracket
 /// expression with its closing `]`, or an extglob group (`@(…)`, `!(…)` …).
 fn is_glob(t: &str) -> bool {

@@ -171,6 +171,10 @@ pub struct EnvVarRisk {
     pub reason: &'static str,
     /// The value is shell text (`PAGER`, `GIT_SSH_COMMAND`).
     pub shell_text: bool,
+    /// Set when the assignment makes the analysis incomplete, with the reason:
+    /// code from a file it cannot see (`BASH_ENV`, `LD_PRELOAD`, `GIT_DIR`) or
+    /// configuration that can name programs (`GIT_CONFIG_*`).
+    pub opaque: Option<OpaqueReason>,
 }
 
 impl EnvVarRisk {

@@ -747,6 +747,22 @@ pub(super) fn awk(name: &str, args: &[Word], f: &mut Findings) {
                     i += 2;
                     continue;
                 }
+                "-e" | "--source" => {
+                    // gawk: program text given as an option.
+                    if let Some(text) = args.get(i + 1) {
+                        if text.dynamic {
+                            f.opaque(
+                                OpaqueReason::InterpretedCode,
+                                format!("{name} program known only at run time: {}", text.value),
+                            );
+                        } else {
+                            awk_program(name, &text.value, f);
+                        }
+                    }
+                    from_file = true;
+                    i += 2;
+                    continue;
+                }
                 "-v" | "-F" | "--assign" | "--field-separator" => {
                     i += 2;
                     continue;
@@ -1893,6 +1909,7 @@ pub(super) fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findin
             // The script; the rest are its arguments.
             f.read(w);
             f.code(name, v, "runs a script whose code is not analysed here");
+            f.opaque(OpaqueReason::CodeFromFile, format!("{name} {v}"));
             return;
         }
         let next = args.get(i + 1).map(|n| n.value.clone()).unwrap_or_default();
