@@ -329,10 +329,11 @@ impl<'l> Walker<'l> {
             C::Arithmetic(a) => self.arith(&a.expr.value, depth),
             C::ArithmeticForClause(f) => {
                 if let Some(init) = &f.initializer {
-                    self.arith(&init.value, depth);
+                    // `i=0` gives `i` a plain value before anything reads it.
                     for name in arith::numeric_assignments(&init.value) {
                         self.plain_vars.insert(name);
                     }
+                    self.arith(&init.value, depth);
                 }
                 if let Some(cond) = &f.condition {
                     self.arith(&cond.value, depth);

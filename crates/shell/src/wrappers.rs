@@ -448,6 +448,9 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         operands: 1,
         runs: Runs::JoinedShellText,
         command_required: false,
+        // `ssh` without a destination runs nothing; a program that appends the
+        // destination itself (`rsync -e 'ssh -p 2'`) names ssh that way.
+        operands_optional: true,
         ..BASE
     },
     WrapperSpec {

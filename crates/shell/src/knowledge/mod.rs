@@ -331,6 +331,16 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
             i += 1;
             continue;
         }
+        // A multi-letter short option the table lists as taking a value (`zip -TT CMD`).
+        if spec.valued.contains(&v) {
+            out.options.push((
+                v.to_string(),
+                args.get(i + 1),
+                args.get(i + 1).map(|n| n.value.clone()),
+            ));
+            i += 2;
+            continue;
+        }
         // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
         let letters: Vec<char> = v[1..].chars().collect();
         let mut k = 0;

@@ -1651,6 +1651,7 @@ fn sql_commands(name: &str, text: &str, f: &mut Findings) {
         for prefix in [".shell ", ".system ", "\\! ", "\\!", "system "] {
             if let Some(cmd) = l.strip_prefix(prefix) {
                 f.shell(format!("{name} {}", prefix.trim()), cmd, false);
+                break;
             }
         }
         for prefix in [".output ", ".once ", "\\o ", "\\out "] {

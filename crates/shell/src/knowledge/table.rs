@@ -44,7 +44,7 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec { names: &["mount", "umount", "swapon", "swapoff"], valued: &["-t", "-o", "-L", "-U", "-O"], operands: O::Write, ..P },
     // --- archives and compression ---------------------------------------------
     ProgramSpec { names: &["tar", "bsdtar", "gtar"], special: Special::Tar, ..P },
-    ProgramSpec { names: &["zip"], valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s"], special: Special::Zip, ..P },
+    ProgramSpec { names: &["zip"], valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s", "-TT", "--unzip-command"], special: Special::Zip, ..P },
     ProgramSpec { names: &["unzip"], valued: &["-P", "-x"], operands: O::Read, options: &[("-d", R::WritesValue)], ..P },
     ProgramSpec { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress"], valued: &["-S", "--suffix", "-o", "-T", "--threads"], operands: O::Write, ..P },
     ProgramSpec { names: &["zcat", "bzcat", "xzcat", "zless", "zmore"], operands: O::Read, ..P },
