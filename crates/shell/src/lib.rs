@@ -41,6 +41,16 @@ pub fn analyze(text: &str) -> Analysis {
 }
 
 /// Analyses shell text with the given limits.
+///
+/// Never panics: should the parser or the walker fail unexpectedly, the result
+/// is an analysis with a `parse-error` opaque part (fail closed).
 pub fn analyze_with(text: &str, limits: &Limits) -> Analysis {
-    walk::Walker::new(limits).run(text)
+    let run = std::panic::catch_unwind(|| walk::Walker::new(limits).run(text));
+    run.unwrap_or_else(|_| Analysis {
+        opaque: vec![Opaque {
+            reason: OpaqueReason::ParseError,
+            text: "internal error while analysing; the text was not analysed".into(),
+        }],
+        ..Analysis::default()
+    })
 }
