@@ -1835,6 +1835,27 @@ pub(super) fn man(args: &[Word], f: &mut Findings) {
     }
 }
 
+/// The first argument that is not an option (`npm run …` → `run`).
+fn subcommand(args: &[Word]) -> &str {
+    args.iter()
+        .find(|w| !w.value.starts_with('-'))
+        .map(|w| w.value.as_str())
+        .unwrap_or("")
+}
+
+/// The value of an option at `args[i]` given as `-o VALUE`, `-oVALUE`,
+/// `--long VALUE` or `--long=VALUE`.
+fn option_value(args: &[Word], i: usize, short: &str, long: &str) -> Option<String> {
+    let v = args[i].value.as_str();
+    if v == short || v == long {
+        return args.get(i + 1).map(|n| n.value.clone());
+    }
+    v.strip_prefix(&format!("{long}="))
+        .or_else(|| v.strip_prefix(short).filter(|_| !v.starts_with("--")))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 // ----- interpreters, builds, package managers, containers -------------------------------------
 
 /// Per interpreter: short options whose value is inline code, and short options
@@ -2010,11 +2031,7 @@ pub(super) fn make(name: &str, args: &[Word], f: &mut Findings) {
 }
 
 pub(super) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
-    let sub = args
-        .iter()
-        .find(|w| !w.value.starts_with('-'))
-        .map(|w| w.value.as_str())
-        .unwrap_or("");
+    let sub = subcommand(args);
     let runs = match name {
         "npx" | "pnpx" | "uvx" | "pipx" => true,
         "npm" | "pnpm" | "yarn" => !matches!(
@@ -2122,11 +2139,7 @@ pub(super) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
 }
 
 pub(super) fn container(name: &str, args: &[Word], f: &mut Findings) {
-    let sub = args
-        .iter()
-        .find(|w| !w.value.starts_with('-'))
-        .map(|w| w.value.as_str())
-        .unwrap_or("");
+    let sub = subcommand(args);
     if matches!(
         sub,
         "run"
@@ -2144,14 +2157,8 @@ pub(super) fn container(name: &str, args: &[Word], f: &mut Findings) {
     }
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
-        let mount = if v == "-v" || v == "--volume" || v == "--mount" {
-            args.get(i + 1).map(|n| n.value.clone())
-        } else {
-            v.strip_prefix("--volume=")
-                .or_else(|| v.strip_prefix("-v"))
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let mount = option_value(args, i, "-v", "--volume")
+            .or_else(|| option_value(args, i, "--mount", "--mount"));
         if let Some(m) = mount {
             let src = m
                 .split(',')
@@ -2172,11 +2179,7 @@ pub(super) fn container(name: &str, args: &[Word], f: &mut Findings) {
 }
 
 pub(super) fn apt(name: &str, args: &[Word], f: &mut Findings) {
-    let sub = args
-        .iter()
-        .find(|w| !w.value.starts_with('-'))
-        .map(|w| w.value.as_str())
-        .unwrap_or("");
+    let sub = subcommand(args);
     if !matches!(
         sub,
         "list"
@@ -2198,15 +2201,7 @@ pub(super) fn apt(name: &str, args: &[Word], f: &mut Findings) {
         f.network(name, None);
     }
     for (i, w) in args.iter().enumerate() {
-        let kv = if w.value == "-o" || w.value == "--option" {
-            args.get(i + 1).map(|n| n.value.clone())
-        } else {
-            w.value
-                .strip_prefix("-o")
-                .or_else(|| w.value.strip_prefix("--option="))
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let kv = option_value(args, i, "-o", "--option");
         if let Some(kv) = kv {
             f.code(
                 name,
