@@ -217,6 +217,7 @@ impl<'l> Walker<'l> {
             );
         }
         let rewritten = rewrite_ansi_c_heredoc_tags(text);
+        let rewritten = split_process_substitution_parens(&rewritten);
         let text: &str = &rewritten;
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &self.opts)
@@ -1521,6 +1522,20 @@ fn rewrite_ansi_c_heredoc_tags(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// brush-parser mis-reads a process substitution whose body starts with `(`
+/// (`>(( … ))`, `<((…))`): a heredoc inside is lost, and with it the commands
+/// it feeds (found by the property tests). bash reads `>((` as `>(` followed by
+/// a subshell, so a space between the parentheses means the same to bash and
+/// parses correctly. The space is inserted everywhere, quoted text included:
+/// at worst a literal `<((` in data gains a space, which can only make a rule
+/// match less, never change which commands run.
+fn split_process_substitution_parens(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("<((") && !text.contains(">((") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace("<((", "<( (").replace(">((", ">( ("))
+}
+
 /// `{name}` as written (unquoted), the form bash reads as a descriptor
 /// variable when a redirect follows directly.
 fn is_fd_name(raw: &str) -> bool {
@@ -1654,6 +1669,18 @@ mod tests {
             "cat <<$'a b'\nx"
         );
         assert_eq!(rewrite_ansi_c_heredoc_tags("echo hi"), "echo hi");
+    }
+
+    #[test]
+    fn process_substitution_of_a_subshell_is_split() {
+        assert_eq!(
+            split_process_substitution_parens("a >((b)) <((c))"),
+            "a >( (b)) <( (c))"
+        );
+        assert_eq!(
+            split_process_substitution_parens("echo $((1))"),
+            "echo $((1))"
+        );
     }
 
     #[test]

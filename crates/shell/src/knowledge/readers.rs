@@ -489,62 +489,44 @@ pub(super) fn sed(args: &[Word], f: &mut Findings) {
         let v = w.value.as_str();
         if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
             operands.push(w);
-        } else if v == "--" {
+            i += 1;
+            continue;
+        }
+        if v == "--" {
             only_operands = true;
-        } else if v == "-e" || v == "--expression" {
-            has_script_opt = true;
-            if let Some(s) = args.get(i + 1) {
-                scripts.push(s);
-            }
             i += 1;
-        } else if v.starts_with("--expression=") {
-            has_script_opt = true;
-            scripts.push(w);
-        } else if v == "-f" || v == "--file" {
-            has_script_opt = true;
-            if let Some(file) = args.get(i + 1) {
-                f.read(file);
-                f.opaque(
-                    OpaqueReason::InterpretedCode,
-                    format!("sed script file {} (may run commands with `e`)", file.value),
-                );
+            continue;
+        }
+        // What the option (or the last letter of a bundle such as `-ne`) takes.
+        // `-i[SUFFIX]` takes an attached suffix, so `-ie` is in-place with suffix `e`.
+        let (takes_script, takes_file) = if let Some(long) = v.strip_prefix("--") {
+            in_place |= long.starts_with("in-place");
+            if long.starts_with("expression=") {
+                has_script_opt = true;
+                scripts.push(w);
             }
-            i += 1;
-        } else if v.starts_with("-i") || v.starts_with("--in-place") {
+            (long == "expression", long == "file")
+        } else if v.starts_with("-i") {
             in_place = true;
-        } else if v.starts_with("-s")
-            || v == "-n"
-            || v == "-E"
-            || v == "-r"
-            || v == "-z"
-            || v == "-u"
-            || v.starts_with("--")
-            || v.starts_with("-l")
-        {
-            // flags
+            (false, false)
         } else {
-            // Bundled short flags such as -ne, -ni.
-            let letters = &v[1..];
-            if letters.contains('i') {
-                in_place = true;
-            }
-            if letters.ends_with('e') {
-                has_script_opt = true;
-                if let Some(s) = args.get(i + 1) {
-                    scripts.push(s);
-                }
-                i += 1;
-            } else if letters.ends_with('f') {
-                has_script_opt = true;
-                if let Some(file) = args.get(i + 1) {
-                    f.read(file);
+            in_place |= v.contains('i');
+            (v.ends_with('e'), v.ends_with('f'))
+        };
+        if takes_script || takes_file {
+            has_script_opt = true;
+            if let Some(next) = args.get(i + 1) {
+                if takes_script {
+                    scripts.push(next);
+                } else {
+                    f.read(next);
                     f.opaque(
                         OpaqueReason::InterpretedCode,
-                        format!("sed script file {}", file.value),
+                        format!("sed script file {} (may run commands with `e`)", next.value),
                     );
                 }
-                i += 1;
             }
+            i += 1;
         }
         i += 1;
     }
