@@ -1,0 +1,412 @@
+//! Configuration: TOML layers (and Claude Code settings) parsed from text into
+//! one [`Policy`]. Reading the files is the caller's job; this module only
+//! parses, so it can be tested without a file system.
+//!
+//! Merging: rule lists are concatenated across layers (deny beats ask beats
+//! allow whatever the layer); scalar settings come from the highest layer that
+//! sets them, except that a managed layer's mode cannot be overridden.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::ConfigError;
+use crate::rules::{Rule, RuleList};
+use crate::tables::{ToolTable, claude_code_table};
+use crate::tool::{Manifest, Origin};
+
+/// Permission modes (presets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Ask for anything not allowed by a rule (read-only commands need no rule).
+    #[default]
+    Ask,
+    /// Allow what the engine can prove harmless: read-only commands, known
+    /// commands whose effects stay in the workspace, workspace edits. Ask for the rest.
+    ApproveForMe,
+    /// No writes, no execution beyond read-only programs: everything else is denied.
+    ReadOnly,
+    /// Allow everything but explicit deny rules and the managed layer.
+    FullAccess,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "ask" => Ok(Mode::Ask),
+            "approve-for-me" => Ok(Mode::ApproveForMe),
+            "read-only" => Ok(Mode::ReadOnly),
+            "full-access" => Ok(Mode::FullAccess),
+            other => Err(format!(
+                "unknown mode `{other}` (expected ask, approve-for-me, read-only or full-access)"
+            )),
+        }
+    }
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::ApproveForMe => "approve-for-me",
+            Mode::ReadOnly => "read-only",
+            Mode::FullAccess => "full-access",
+        }
+    }
+}
+
+/// Where a layer comes from, in increasing priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LayerKind {
+    /// Claude Code `settings.json` permissions, imported unchanged.
+    ClaudeSettings,
+    /// `~/.config/portcullis/config.toml`.
+    User,
+    /// `.portcullis.toml` of a trusted project.
+    Project,
+    /// `--config FILE`.
+    Explicit,
+    /// `/etc/portcullis/config.toml`: cannot be relaxed.
+    Managed,
+}
+
+/// The scopes of `[workspace]`, as written (the paths crate resolves them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    #[serde(default)]
+    pub roots: Vec<String>,
+    #[serde(default)]
+    pub read_roots: Vec<String>,
+    #[serde(default)]
+    pub blocked: Vec<String>,
+    #[serde(default)]
+    pub blocked_write: Vec<String>,
+}
+
+/// A `[[tools]]` entry: a capability manifest for a trusted tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolManifest {
+    pub name: String,
+    pub origin: Origin,
+    pub manifest: Manifest,
+}
+
+/// One parsed configuration layer.
+#[derive(Clone, Debug)]
+pub struct Layer {
+    pub kind: LayerKind,
+    pub file: String,
+    pub mode: Option<Mode>,
+    pub unattended: Option<bool>,
+    pub import_claude_settings: Option<bool>,
+    pub rules: Vec<Rule>,
+    pub workspace: WorkspaceConfig,
+    pub tools: Vec<ToolManifest>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileToml {
+    mode: Option<Spanned<String>>,
+    unattended: Option<bool>,
+    import_claude_settings: Option<bool>,
+    #[serde(default)]
+    permissions: PermissionsToml,
+    #[serde(default)]
+    workspace: WorkspaceConfig,
+    #[serde(default)]
+    tools: Vec<ToolToml>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PermissionsToml {
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolToml {
+    name: String,
+    #[serde(default)]
+    origin: Origin,
+    #[serde(default)]
+    shell: bool,
+    #[serde(default)]
+    filesystem: crate::tool::FsAccess,
+    #[serde(default)]
+    network: bool,
+    #[serde(default)]
+    paths_in: Vec<String>,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
+}
+
+impl Layer {
+    /// Parses a portcullis TOML file's text.
+    pub fn from_toml(kind: LayerKind, file: &str, text: &str) -> Result<Layer, ConfigError> {
+        let parsed: FileToml = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_string(),
+            line: e.span().map(|s| line_of(text, s.start)).unwrap_or(1),
+            message: e.message().to_string(),
+        })?;
+        let mode = match &parsed.mode {
+            Some(m) => {
+                Some(
+                    m.get_ref()
+                        .parse::<Mode>()
+                        .map_err(|message| ConfigError::Syntax {
+                            file: file.to_string(),
+                            line: line_of(text, m.span().start),
+                            message,
+                        })?,
+                )
+            }
+            None => None,
+        };
+        let mut rules = Vec::new();
+        for (list, entries) in [
+            (RuleList::Deny, &parsed.permissions.deny),
+            (RuleList::Ask, &parsed.permissions.ask),
+            (RuleList::Allow, &parsed.permissions.allow),
+        ] {
+            for e in entries {
+                let location = format!("{file}:{}", line_of(text, e.span().start));
+                rules.push(Rule::parse(e.get_ref(), list, &location)?);
+            }
+        }
+        let tools = parsed
+            .tools
+            .into_iter()
+            .map(|t| ToolManifest {
+                name: t.name,
+                origin: t.origin,
+                manifest: Manifest {
+                    shell: t.shell,
+                    filesystem: t.filesystem,
+                    network: t.network,
+                    paths_in: t.paths_in,
+                },
+            })
+            .collect();
+        Ok(Layer {
+            kind,
+            file: file.to_string(),
+            mode,
+            unattended: parsed.unattended,
+            import_claude_settings: parsed.import_claude_settings,
+            rules,
+            workspace: parsed.workspace,
+            tools,
+        })
+    }
+
+    /// Parses a Claude Code `settings.json`: its `permissions.{allow,ask,deny}`
+    /// become a layer, unchanged. Other keys are ignored (they are Claude's).
+    pub fn from_claude_settings(file: &str, text: &str) -> Result<Layer, ConfigError> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            message: e.to_string(),
+        })?;
+        let mut rules = Vec::new();
+        let perms = &v["permissions"];
+        for (list, key) in [
+            (RuleList::Deny, "deny"),
+            (RuleList::Ask, "ask"),
+            (RuleList::Allow, "allow"),
+        ] {
+            let Some(entries) = perms.get(key) else {
+                continue;
+            };
+            let Some(entries) = entries.as_array() else {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!("permissions.{key} is not a list"),
+                });
+            };
+            for e in entries {
+                let Some(rule) = e.as_str() else {
+                    return Err(ConfigError::Invalid {
+                        file: file.into(),
+                        message: format!("permissions.{key} holds a non-string: {e}"),
+                    });
+                };
+                let line = text
+                    .find(&serde_json::to_string(rule).unwrap_or_default())
+                    .map(|o| line_of(text, o))
+                    .unwrap_or(1);
+                rules.push(Rule::parse(rule, list, &format!("{file}:{line}"))?);
+            }
+        }
+        Ok(Layer {
+            kind: LayerKind::ClaudeSettings,
+            file: file.to_string(),
+            mode: None,
+            unattended: None,
+            import_claude_settings: None,
+            rules,
+            workspace: WorkspaceConfig::default(),
+            tools: Vec::new(),
+        })
+    }
+}
+
+/// The merged configuration the engine judges with.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub mode: Mode,
+    /// No person can answer: every ask becomes deny.
+    pub unattended: bool,
+    pub rules: Vec<Rule>,
+    pub workspace: WorkspaceConfig,
+    pub tools: Vec<ToolManifest>,
+    /// Which of the agent's tools are shells, file tools … (Claude Code's by default).
+    pub table: ToolTable,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            mode: Mode::Ask,
+            unattended: false,
+            rules: Vec::new(),
+            workspace: WorkspaceConfig::default(),
+            tools: Vec::new(),
+            table: claude_code_table(),
+        }
+    }
+}
+
+impl Policy {
+    /// Merges layers (in any order) into one policy.
+    pub fn from_layers(mut layers: Vec<Layer>) -> Policy {
+        layers.sort_by_key(|l| l.kind);
+        let mut p = Policy::default();
+        let mut managed_mode = None;
+        for l in &layers {
+            if let Some(m) = l.mode {
+                p.mode = m;
+                if l.kind == LayerKind::Managed {
+                    managed_mode = Some(m);
+                }
+            }
+            if let Some(u) = l.unattended {
+                p.unattended = u || (p.unattended && l.kind != LayerKind::Managed);
+            }
+            p.rules.extend(l.rules.iter().cloned());
+            let w = &l.workspace;
+            p.workspace.roots.extend(w.roots.iter().cloned());
+            p.workspace.read_roots.extend(w.read_roots.iter().cloned());
+            p.workspace.blocked.extend(w.blocked.iter().cloned());
+            p.workspace
+                .blocked_write
+                .extend(w.blocked_write.iter().cloned());
+            p.tools.extend(l.tools.iter().cloned());
+        }
+        if let Some(m) = managed_mode {
+            p.mode = m;
+        }
+        p
+    }
+
+    /// Whether any layer asks for Claude Code settings to be imported.
+    pub fn wants_claude_settings(layers: &[Layer]) -> bool {
+        layers
+            .iter()
+            .filter_map(|l| l.import_claude_settings)
+            .next_back()
+            .unwrap_or(false)
+    }
+
+    /// The manifest configured for a tool, if any (matched by name and origin).
+    pub fn manifest_for(&self, name: &str, origin: Origin) -> Option<&Manifest> {
+        self.tools
+            .iter()
+            .find(|t| t.name == name && t.origin == origin)
+            .map(|t| &t.manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+mode = "ask"                      # ask | approve-for-me | read-only | full-access
+[permissions]
+allow = ["Bash(git *)", "Read(./**)", "Edit(./**)"]
+ask   = []
+deny  = ["Bash(rm -rf *)"]
+[workspace]
+roots = []                        # extra roots; the call's project root is always one
+read_roots = []
+blocked = []
+blocked_write = []
+[[tools]]                         # capability manifests for trusted tools
+name = "workflow"
+origin = "builtin"
+shell = false
+filesystem = "none"
+"#;
+
+    #[test]
+    fn the_documented_example_loads() {
+        let l = Layer::from_toml(LayerKind::User, "config.toml", EXAMPLE).unwrap();
+        assert_eq!(l.mode, Some(Mode::Ask));
+        assert_eq!(l.rules.len(), 4);
+        assert_eq!(l.rules[0].list, RuleList::Deny);
+        assert_eq!(l.rules[0].source, "config.toml:6");
+        assert_eq!(l.tools[0].origin, Origin::Builtin);
+        assert!(!l.tools[0].manifest.shell);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let e = Layer::from_toml(
+            LayerKind::User,
+            "c.toml",
+            "mode = \"ask\"\n[permissions]\nallow = [\"Bash(git *\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("c.toml:3: rule `Bash(git *`"),
+            "{e}"
+        );
+        let e = Layer::from_toml(LayerKind::User, "c.toml", "mode = \"yolo\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("c.toml:1") && e.to_string().contains("unknown mode"),
+            "{e}"
+        );
+        let e = Layer::from_toml(LayerKind::User, "c.toml", "\nmodes = \"ask\"\n").unwrap_err();
+        assert!(e.to_string().starts_with("c.toml:2"), "{e}");
+    }
+
+    #[test]
+    fn managed_mode_wins() {
+        let managed = Layer::from_toml(LayerKind::Managed, "m", "mode = \"ask\"").unwrap();
+        let user = Layer::from_toml(LayerKind::Explicit, "u", "mode = \"full-access\"").unwrap();
+        assert_eq!(Policy::from_layers(vec![user, managed]).mode, Mode::Ask);
+    }
+
+    #[test]
+    fn claude_settings_import() {
+        let text = r#"{"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Read(./.env)"]}, "model": "x"}"#;
+        let l = Layer::from_claude_settings(".claude/settings.json", text).unwrap();
+        assert_eq!(l.rules.len(), 2);
+        assert!(Layer::from_claude_settings("s.json", "{").is_err());
+    }
+}

@@ -1,0 +1,684 @@
+//! The one decision function: every effect of a call must be authorized;
+//! deny beats ask beats allow.
+
+use serde::Serialize;
+
+use crate::config::{Mode, Policy};
+use crate::effects::{self, Effect};
+use crate::facts::{PathFacts, Zone};
+use crate::rules::{Dynamics, Rule, RuleList, Target};
+use crate::tables::{self, PROJECT_TASKS, READ_ONLY_GIT, READ_ONLY_PROGRAMS};
+use crate::tool::ToolCall;
+
+/// The answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Ask => "ask",
+            Verdict::Deny => "deny",
+        }
+    }
+}
+
+/// Why an effect got its verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    /// A stable code (`rule-allow`, `hazard`, `protected-path`, `opaque` …).
+    pub code: String,
+    pub message: String,
+    /// The rule that decided, as written, with where it was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Index into the decision's effects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<usize>,
+    pub verdict: Verdict,
+}
+
+/// The decision for one call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Decision {
+    pub decision: Verdict,
+    /// The reasons that produced the decision (for `allow`, why each effect was allowed).
+    pub reasons: Vec<Reason>,
+    pub effects: Vec<Effect>,
+    /// Every effect's judgement, the deciding ones included (for `explain`).
+    #[serde(skip)]
+    pub judgements: Vec<Reason>,
+}
+
+struct Ctx<'a> {
+    policy: &'a Policy,
+    facts: &'a dyn PathFacts,
+    cwd: &'a str,
+    mode: Mode,
+    tool_name: &'a str,
+    /// Rules that allowed an Exec, by the program's knowledge name.
+    allowed_by_rule: Vec<(String, &'a Rule)>,
+}
+
+/// Judges a call.
+pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decision {
+    let derived = effects::derive(call, policy);
+    let mut ctx = Ctx {
+        policy,
+        facts,
+        cwd: &call.cwd,
+        mode: policy.mode,
+        tool_name: &call.tool.name,
+        allowed_by_rule: Vec::new(),
+    };
+    let mut judgements: Vec<Reason> = Vec::new();
+    // Tool-level deny/ask rules (`Read`, `WebFetch`, `*`) first.
+    for rule in policy.rules.iter().filter(|r| r.list != RuleList::Allow) {
+        if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name) {
+            judgements.push(rule_reason(rule, None, "the tool itself"));
+        }
+    }
+    // Commands first: code and network effects depend on how they were allowed.
+    let order: Vec<usize> = (0..derived.items.len())
+        .filter(|i| matches!(derived.items[*i], Effect::Exec { .. }))
+        .chain(
+            (0..derived.items.len()).filter(|i| !matches!(derived.items[*i], Effect::Exec { .. })),
+        )
+        .collect();
+    for i in order {
+        let mut r = judge(
+            &derived.items[i],
+            &derived.tool_rule_name,
+            &mut ctx,
+            &derived.items,
+        );
+        r.effect = Some(i);
+        judgements.push(r);
+    }
+    if judgements.is_empty() {
+        judgements.push(Reason {
+            code: "no-effect".into(),
+            message: "the call has no effect to judge".into(),
+            rule: None,
+            effect: None,
+            verdict: Verdict::Allow,
+        });
+    }
+    let mut verdict = judgements
+        .iter()
+        .map(|r| r.verdict)
+        .max()
+        .unwrap_or(Verdict::Allow);
+    let mut reasons: Vec<Reason> = judgements
+        .iter()
+        .filter(|r| r.verdict == verdict)
+        .cloned()
+        .collect();
+    if verdict == Verdict::Ask && policy.unattended {
+        verdict = Verdict::Deny;
+        reasons.push(Reason {
+            code: "unattended".into(),
+            message: "no person can answer a question here, so what would be asked is denied"
+                .into(),
+            rule: None,
+            effect: None,
+            verdict: Verdict::Deny,
+        });
+    }
+    Decision {
+        decision: verdict,
+        reasons,
+        effects: derived.items,
+        judgements,
+    }
+}
+
+fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str) -> bool {
+    match &rule.target {
+        Target::Tool(n) => n == "*" || n == tool || n == rule_name,
+        Target::Unevaluated { tool: t, .. } => t == tool,
+        Target::Mcp { server, tool: None } => rule_name.starts_with(&format!("mcp__{server}__")),
+        Target::Mcp {
+            server,
+            tool: Some(t),
+        } => rule_name == format!("mcp__{server}__{t}"),
+        _ => false,
+    }
+}
+
+fn rule_reason(rule: &Rule, effect: Option<usize>, what: &str) -> Reason {
+    let (code, verdict) = match rule.list {
+        RuleList::Deny => ("rule-deny", Verdict::Deny),
+        RuleList::Ask => ("rule-ask", Verdict::Ask),
+        RuleList::Allow => ("rule-allow", Verdict::Allow),
+    };
+    Reason {
+        code: code.into(),
+        message: format!("{what}: {} rule `{}`", rule.list_name(), rule.text),
+        rule: Some(format!("{} ({})", rule.text, rule.source)),
+        effect,
+        verdict,
+    }
+}
+
+fn reason(verdict: Verdict, code: &str, message: impl Into<String>) -> Reason {
+    Reason {
+        code: code.into(),
+        message: message.into(),
+        rule: None,
+        effect: None,
+        verdict,
+    }
+}
+
+impl Rule {
+    fn list_name(&self) -> &'static str {
+        match self.list {
+            RuleList::Deny => "deny",
+            RuleList::Ask => "ask",
+            RuleList::Allow => "allow",
+        }
+    }
+}
+
+/// By mode, when no rule decided: what happens to something not provably harmless.
+fn by_mode(mode: Mode, code: &str, message: String) -> Reason {
+    match mode {
+        Mode::FullAccess => reason(
+            Verdict::Allow,
+            "mode-full-access",
+            format!("{message}; allowed in full-access mode"),
+        ),
+        Mode::ReadOnly => reason(
+            Verdict::Deny,
+            code,
+            format!("{message}; denied in read-only mode"),
+        ),
+        Mode::Ask | Mode::ApproveForMe => reason(Verdict::Ask, code, message),
+    }
+}
+
+fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) -> Reason {
+    match e {
+        Effect::Exec { command, .. } => judge_exec(command, ctx),
+        Effect::Read { path, dynamic } => judge_path(PathOp::Read, path, *dynamic, ctx),
+        Effect::Write { path, dynamic } => judge_path(PathOp::Write, path, *dynamic, ctx),
+        Effect::Delete { path, dynamic } => judge_path(PathOp::Delete, path, *dynamic, ctx),
+        Effect::Move { from, to, dynamic } => {
+            let a = judge_path(PathOp::Delete, from, *dynamic, ctx);
+            let b = judge_path(PathOp::Write, to, *dynamic, ctx);
+            if b.verdict > a.verdict { b } else { a }
+        }
+        Effect::Network { program, host } => {
+            judge_network(program.as_deref(), host.as_deref(), ctx)
+        }
+        Effect::Code {
+            program,
+            source,
+            reason: why,
+        } => judge_code(program, source, why, ctx),
+        Effect::McpCall { server, tool } => judge_tool(
+            &format!("mcp__{server}__{tool}"),
+            tool_rule_name,
+            ctx,
+            "MCP tool",
+        ),
+        Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, ctx, "tool"),
+        Effect::Opaque { reason: why, text } => judge_opaque(why, text, ctx, all),
+    }
+}
+
+// ----- commands -----------------------------------------------------------------
+
+fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
+    let what = format!("command `{}`", cmd.words.join(" "));
+    for list in [RuleList::Deny, RuleList::Ask] {
+        for rule in ctx.policy.rules.iter().filter(|r| r.list == list) {
+            let hit = match &rule.target {
+                Target::AnyCommand => true,
+                Target::Command(p) => p.matches(cmd, Dynamics::Possibly),
+                _ => false,
+            };
+            if hit {
+                return rule_reason(rule, None, &what);
+            }
+        }
+    }
+    let name = portcullis_shell::knowledge::lookup_key(&cmd.program)
+        .unwrap_or("")
+        .to_string();
+    let allow_rule = ctx
+        .policy
+        .rules
+        .iter()
+        .filter(|r| r.list == RuleList::Allow)
+        .find(|r| match &r.target {
+            Target::AnyCommand => true,
+            Target::Command(p) => p.matches(cmd, Dynamics::Never),
+            _ => false,
+        });
+    if let Some(h) = tables::hazard(cmd) {
+        let literal = allow_rule.is_some_and(|r| match &r.target {
+            Target::Command(p) => {
+                let words: Vec<&str> = p.literal_words().collect();
+                h.triggers.iter().all(|t| words.contains(&t.as_str()))
+            }
+            _ => false,
+        });
+        if literal {
+            let rule = allow_rule.expect("checked");
+            ctx.allowed_by_rule.push((name, rule));
+            return rule_reason(
+                rule,
+                None,
+                &format!("{what} (hazard `{}` named literally)", h.code),
+            );
+        }
+        if ctx.mode == Mode::FullAccess {
+            return reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!(
+                    "{what}: {} (hazard `{}`), allowed in full-access mode",
+                    h.message, h.code
+                ),
+            );
+        }
+        let verdict = if ctx.mode == Mode::ReadOnly {
+            Verdict::Deny
+        } else {
+            Verdict::Ask
+        };
+        return reason(
+            verdict,
+            "hazard",
+            format!(
+                "{what}: {} (hazard `{}`); only a rule naming {} literally allows it",
+                h.message,
+                h.code,
+                if h.triggers.is_empty() {
+                    "the command".to_string()
+                } else {
+                    format!("`{}`", h.triggers.join(" "))
+                }
+            ),
+        );
+    }
+    if let Some(rule) = allow_rule {
+        ctx.allowed_by_rule.push((name, rule));
+        return rule_reason(rule, None, &what);
+    }
+    if is_read_only(cmd) {
+        return reason(
+            Verdict::Allow,
+            "read-only-program",
+            format!("{what}: a read-only program; its effects are judged one by one"),
+        );
+    }
+    let known = !name.is_empty() && is_known_program(&name);
+    if ctx.mode == Mode::ApproveForMe
+        && known
+        && !matches!(name.as_str(), "sudo" | "doas" | "su" | "runuser" | "pkexec")
+    {
+        return reason(
+            Verdict::Allow,
+            "mode-approve-for-me",
+            format!("{what}: a known program; its effects are judged one by one"),
+        );
+    }
+    by_mode(ctx.mode, "no-rule", format!("{what}: no rule allows it"))
+}
+
+fn is_read_only(cmd: &portcullis_shell::Command) -> bool {
+    let Some(name) = portcullis_shell::knowledge::lookup_key(&cmd.program) else {
+        return false;
+    };
+    if name == "git" {
+        let sub = cmd
+            .words
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, w)| !w.starts_with('-'));
+        return match sub {
+            Some((i, w)) => {
+                !cmd.dynamic_words.contains(&i)
+                    && READ_ONLY_GIT.contains(&w.as_str())
+                    && no_git_globals(cmd, i)
+            }
+            None => false,
+        };
+    }
+    READ_ONLY_PROGRAMS.contains(&name)
+}
+
+/// `git -C dir status` is fine; `git -c k=v status` carries code effects, judged separately.
+fn no_git_globals(cmd: &portcullis_shell::Command, sub_index: usize) -> bool {
+    cmd.words[1..sub_index]
+        .iter()
+        .all(|w| !w.starts_with("-c") && !w.starts_with("--config-env"))
+}
+
+fn is_known_program(name: &str) -> bool {
+    portcullis_shell::knowledge::spec(name).is_some() || portcullis_shell::knowledge::is_shell(name)
+}
+
+// ----- paths ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PathOp {
+    Read,
+    Write,
+    Delete,
+}
+
+impl PathOp {
+    fn verb(self) -> &'static str {
+        match self {
+            PathOp::Read => "read",
+            PathOp::Write => "write",
+            PathOp::Delete => "delete",
+        }
+    }
+}
+
+/// Device files that are always harmless to use.
+fn harmless_device(path: &str, op: PathOp) -> bool {
+    match op {
+        PathOp::Read => matches!(
+            path,
+            "/dev/null" | "/dev/zero" | "/dev/urandom" | "/dev/random" | "/dev/stdin"
+        ),
+        PathOp::Write => matches!(
+            path,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+        ),
+        PathOp::Delete => false,
+    }
+}
+
+fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
+    let what = format!("{} `{path}`", op.verb());
+    if !dynamic && harmless_device(path, op) {
+        return reason(
+            Verdict::Allow,
+            "harmless-device",
+            format!("{what}: a harmless device"),
+        );
+    }
+    if dynamic {
+        if ctx.mode == Mode::FullAccess {
+            return reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!("{what}: path known only at run time; allowed in full-access mode"),
+            );
+        }
+        let verdict = if ctx.mode == Mode::ReadOnly && op != PathOp::Read {
+            Verdict::Deny
+        } else {
+            Verdict::Ask
+        };
+        return reason(
+            verdict,
+            "dynamic-path",
+            format!("{what}: the path is only known at run time"),
+        );
+    }
+    let fact = ctx.facts.resolve(path, ctx.cwd);
+    let home = ctx.facts.home();
+    let canonical = fact.canonical.as_str();
+    let shown = if canonical == path {
+        what.clone()
+    } else {
+        format!("{what} (→ {canonical})")
+    };
+    // Rules: deny, then ask. A Read deny also blocks writes.
+    for list in [RuleList::Deny, RuleList::Ask] {
+        for rule in ctx.policy.rules.iter().filter(|r| r.list == list) {
+            let hit = match &rule.target {
+                Target::Read(p) => p.matches(canonical, ctx.cwd, home),
+                Target::Write(p) => op != PathOp::Read && p.matches(canonical, ctx.cwd, home),
+                _ => false,
+            };
+            if hit {
+                return rule_reason(rule, None, &shown);
+            }
+        }
+    }
+    if fact.blocked {
+        return reason(
+            Verdict::Deny,
+            "blocked-path",
+            format!("{shown}: a blocked path"),
+        );
+    }
+    if op != PathOp::Read {
+        if fact.blocked_write {
+            return reason(
+                Verdict::Deny,
+                "blocked-write-path",
+                format!("{shown}: blocked for writes"),
+            );
+        }
+        if let Some(why) = &fact.protected {
+            return reason(
+                Verdict::Deny,
+                "protected-path",
+                format!("{shown}: protected ({why}); never written by an agent"),
+            );
+        }
+        if fact.hard_linked {
+            let v = if ctx.mode == Mode::FullAccess {
+                Verdict::Allow
+            } else {
+                Verdict::Ask
+            };
+            return reason(
+                v,
+                "hard-link",
+                format!("{shown}: a file with several hard links may be written elsewhere too"),
+            );
+        }
+    } else if let Some(why) = &fact.secret {
+        if ctx.mode == Mode::FullAccess {
+            return reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!("{shown}: a secret ({why}); allowed in full-access mode"),
+            );
+        }
+        return reason(
+            Verdict::Ask,
+            "secret-path",
+            format!("{shown}: a secret ({why}); not read without a person"),
+        );
+    }
+    let allow = ctx
+        .policy
+        .rules
+        .iter()
+        .filter(|r| r.list == RuleList::Allow)
+        .find(|r| match &r.target {
+            Target::Read(p) => op == PathOp::Read && p.matches(canonical, ctx.cwd, home),
+            Target::Write(p) => p.matches(canonical, ctx.cwd, home),
+            Target::Tool(n) => tool_allows_path(n, ctx.tool_name, op),
+            _ => false,
+        });
+    match (fact.zone, op) {
+        (Zone::Workspace | Zone::ReadRoot, PathOp::Read) => reason(
+            Verdict::Allow,
+            "workspace-read",
+            format!("{shown}: inside the workspace"),
+        ),
+        (_, _) if allow.is_some() && fact.zone != Zone::ReadRoot => {
+            rule_reason(allow.expect("checked"), None, &shown)
+        }
+        (Zone::ReadRoot, _) => reason(
+            Verdict::Deny,
+            "read-only-root",
+            format!("{shown}: inside a read-only root"),
+        ),
+        (Zone::Workspace, _) => match ctx.mode {
+            Mode::ApproveForMe | Mode::FullAccess => reason(
+                Verdict::Allow,
+                "workspace-edit",
+                format!(
+                    "{shown}: a workspace edit, allowed in {} mode",
+                    ctx.mode.as_str()
+                ),
+            ),
+            Mode::ReadOnly => reason(
+                Verdict::Deny,
+                "read-only-mode",
+                format!("{shown}: no writes in read-only mode"),
+            ),
+            Mode::Ask => reason(
+                Verdict::Ask,
+                "workspace-edit",
+                format!("{shown}: no Edit rule allows this write"),
+            ),
+        },
+        (Zone::External, _) => match ctx.mode {
+            Mode::FullAccess => reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!("{shown}: outside the workspace; allowed in full-access mode"),
+            ),
+            Mode::ReadOnly if op != PathOp::Read => reason(
+                Verdict::Deny,
+                "read-only-mode",
+                format!("{shown}: no writes in read-only mode"),
+            ),
+            _ => reason(
+                Verdict::Ask,
+                "external-path",
+                format!("{shown}: outside the workspace (eligible for approval)"),
+            ),
+        },
+    }
+}
+
+/// A bare tool rule (`Edit`, `Read`) allows that tool's own path effects.
+fn tool_allows_path(rule_tool: &str, tool: &str, op: PathOp) -> bool {
+    rule_tool == tool
+        && (op == PathOp::Read || matches!(tool, "Edit" | "Write" | "MultiEdit" | "NotebookEdit"))
+}
+
+// ----- network, code, tools, opaque ----------------------------------------------------
+
+fn judge_network(program: Option<&str>, host: Option<&str>, ctx: &Ctx<'_>) -> Reason {
+    let what = match (program, host) {
+        (Some(p), Some(h)) => format!("network access by `{p}` to {h}"),
+        (Some(p), None) => format!("network access by `{p}`"),
+        (None, Some(h)) => format!("fetch from {h}"),
+        (None, None) => "network access".to_string(),
+    };
+    for list in [RuleList::Deny, RuleList::Ask, RuleList::Allow] {
+        for rule in ctx.policy.rules.iter().filter(|r| r.list == list) {
+            let hit = match (&rule.target, host) {
+                (Target::Domain(d), Some(h)) => d.matches(h),
+                (Target::Tool(n), _) => {
+                    program.is_none()
+                        && (n == ctx.tool_name || n == "WebFetch" && ctx.tool_name == "WebFetch")
+                }
+                _ => false,
+            };
+            if hit {
+                return rule_reason(rule, None, &what);
+            }
+        }
+    }
+    if let Some(p) = program {
+        // A command's network use goes with the rule that allowed the command.
+        if let Some((_, rule)) = ctx.allowed_by_rule.iter().find(|(n, _)| n == p) {
+            return rule_reason(rule, None, &what);
+        }
+    }
+    by_mode(ctx.mode, "network", format!("{what}: no rule allows it"))
+}
+
+fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
+    let what = format!("`{program}` runs code through `{source}` ({why})");
+    if ctx.mode == Mode::FullAccess {
+        return reason(
+            Verdict::Allow,
+            "mode-full-access",
+            format!("{what}; allowed in full-access mode"),
+        );
+    }
+    let project_task = PROJECT_TASKS
+        .iter()
+        .any(|(p, subs)| *p == program && (subs.contains(&"*") || subs.contains(&source)));
+    for (name, rule) in &ctx.allowed_by_rule {
+        if name != program {
+            continue;
+        }
+        let literal = match &rule.target {
+            Target::Command(p) => p
+                .literal_words()
+                .any(|w| w == source || (!source.is_empty() && w.starts_with(source))),
+            _ => false,
+        };
+        if source.is_empty() || literal || project_task {
+            return rule_reason(rule, None, &what);
+        }
+    }
+    if ctx.mode == Mode::ApproveForMe && project_task {
+        return reason(
+            Verdict::Allow,
+            "mode-approve-for-me",
+            format!("{what}: the project's own task"),
+        );
+    }
+    let v = if ctx.mode == Mode::ReadOnly {
+        Verdict::Deny
+    } else {
+        Verdict::Ask
+    };
+    reason(
+        v,
+        "code",
+        format!("{what}: only a rule naming `{source}` literally allows it"),
+    )
+}
+
+fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason {
+    let what = format!("{kind} `{tool}`");
+    if let Some(rule) = ctx
+        .policy
+        .rules
+        .iter()
+        .filter(|r| r.list == RuleList::Allow)
+        .find(|r| match &r.target {
+            Target::Tool(n) => n == tool || n == rule_name,
+            Target::Mcp { .. } => tool_rule_matches(r, tool, rule_name),
+            _ => false,
+        })
+    {
+        return rule_reason(rule, None, &what);
+    }
+    by_mode(ctx.mode, "no-rule", format!("{what}: no rule allows it"))
+}
+
+fn judge_opaque(why: &str, text: &str, ctx: &Ctx<'_>, _all: &[Effect]) -> Reason {
+    let what = format!("the analysis cannot see through this ({why}: {text})");
+    if effects::is_code_from_file(why) {
+        // `./build.sh` or `bash scripts/test.sh` allowed by a rule naming the file.
+        let file = text.split_whitespace().last().unwrap_or("");
+        for (_, rule) in &ctx.allowed_by_rule {
+            if let Target::Command(p) = &rule.target {
+                if p.literal_words().any(|w| w == file) {
+                    return rule_reason(rule, None, &what);
+                }
+            }
+        }
+    }
+    by_mode(ctx.mode, "opaque", what)
+}

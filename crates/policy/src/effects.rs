@@ -1,0 +1,342 @@
+//! From a tool call to the effects it would have.
+//!
+//! The tool table says what the agent's own tools do; a manifest says what a
+//! trusted builtin does; everything else is zero-trust: its shell-like fields
+//! are analysed as shell and its path-like strings judged as paths.
+
+use portcullis_shell::{Command, OpaqueReason};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Policy;
+use crate::tables::{SHELL_FIELDS, ToolKind};
+use crate::tool::{FsAccess, Origin, ToolCall};
+
+/// One thing a tool call would do.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Effect {
+    /// A command the shell would run.
+    Exec {
+        program: String,
+        argv: Option<Vec<String>>,
+        via: String,
+        #[serde(skip)]
+        command: Box<Command>,
+    },
+    Read {
+        path: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        dynamic: bool,
+    },
+    Write {
+        path: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        dynamic: bool,
+    },
+    Delete {
+        path: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        dynamic: bool,
+    },
+    Move {
+        from: String,
+        to: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        dynamic: bool,
+    },
+    Network {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        program: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
+    /// Code run or loaded through an option, variable or file.
+    Code {
+        program: String,
+        source: String,
+        reason: String,
+    },
+    /// A call of an MCP server's tool.
+    McpCall { server: String, tool: String },
+    /// A call of a tool whose effects are not modelled (judged by tool rules).
+    ToolUse { tool: String },
+    /// Something the analysis could not see through.
+    Opaque { reason: String, text: String },
+}
+
+/// The effects of a call, plus where each came from (for reasons).
+#[derive(Clone, Debug, Default)]
+pub struct Effects {
+    pub items: Vec<Effect>,
+    /// The rule name under which the call's tool is judged (`Bash`, `Read`, `mcp__s__t` …).
+    pub tool_rule_name: String,
+}
+
+/// Derives the effects of a call.
+pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
+    let mut out = Effects {
+        items: Vec::new(),
+        tool_rule_name: call.tool.name.clone(),
+    };
+    let input = &call.input;
+    let origin = call.tool.origin;
+    if origin == Origin::Mcp || call.tool.name.starts_with("mcp__") && origin != Origin::Core {
+        let (server, tool) = mcp_names(call);
+        out.tool_rule_name = format!("mcp__{server}__{tool}");
+        out.items.push(Effect::McpCall { server, tool });
+        zero_trust(input, &mut out.items, "");
+        return out;
+    }
+    if origin == Origin::Core {
+        match policy.table.kind(&call.tool.name) {
+            Some(kind) => {
+                tool_effects(kind, input, &mut out.items);
+                return out;
+            }
+            None => {
+                out.items.push(Effect::ToolUse {
+                    tool: call.tool.name.clone(),
+                });
+                return out;
+            }
+        }
+    }
+    // Builtin with a trusted manifest: judged by it. Otherwise zero trust.
+    let manifest = call
+        .tool
+        .manifest
+        .as_ref()
+        .or_else(|| policy.manifest_for(&call.tool.name, origin));
+    match (origin, manifest) {
+        (Origin::Builtin, Some(m)) => {
+            if m.shell {
+                shell_fields(input, &mut out.items);
+            }
+            for pointer in &m.paths_in {
+                if let Some(Value::String(p)) = input.pointer(pointer) {
+                    let dynamic = false;
+                    out.items.push(match m.filesystem {
+                        FsAccess::Write => Effect::Write {
+                            path: p.clone(),
+                            dynamic,
+                        },
+                        _ => Effect::Read {
+                            path: p.clone(),
+                            dynamic,
+                        },
+                    });
+                }
+            }
+            if m.network {
+                out.items.push(Effect::Network {
+                    program: Some(call.tool.name.clone()),
+                    host: None,
+                });
+            }
+            out.items.push(Effect::ToolUse {
+                tool: call.tool.name.clone(),
+            });
+        }
+        _ => {
+            out.items.push(Effect::ToolUse {
+                tool: call.tool.name.clone(),
+            });
+            zero_trust(input, &mut out.items, "");
+        }
+    }
+    out
+}
+
+fn mcp_names(call: &ToolCall) -> (String, String) {
+    if let Some(server) = &call.tool.server {
+        let tool = call
+            .tool
+            .name
+            .strip_prefix(&format!("mcp__{server}__"))
+            .unwrap_or(&call.tool.name);
+        return (server.clone(), tool.to_string());
+    }
+    let rest = call
+        .tool
+        .name
+        .strip_prefix("mcp__")
+        .unwrap_or(&call.tool.name);
+    match rest.split_once("__") {
+        Some((s, t)) => (s.to_string(), t.to_string()),
+        None => (String::new(), rest.to_string()),
+    }
+}
+
+fn string_field<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
+    input.get(field).and_then(Value::as_str)
+}
+
+fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
+    match kind {
+        ToolKind::Shell { command } => match string_field(input, command) {
+            Some(text) => shell(text, out),
+            None => out.push(Effect::Opaque {
+                reason: "missing-input".into(),
+                text: format!("no `{command}` string in the input"),
+            }),
+        },
+        ToolKind::Read { path } => match string_field(input, path) {
+            Some(p) => out.push(Effect::Read {
+                path: p.to_string(),
+                dynamic: false,
+            }),
+            None => out.push(Effect::Opaque {
+                reason: "missing-input".into(),
+                text: format!("no `{path}` in the input"),
+            }),
+        },
+        ToolKind::Write { path } => match string_field(input, path) {
+            Some(p) => out.push(Effect::Write {
+                path: p.to_string(),
+                dynamic: false,
+            }),
+            None => out.push(Effect::Opaque {
+                reason: "missing-input".into(),
+                text: format!("no `{path}` in the input"),
+            }),
+        },
+        ToolKind::Search { path } => {
+            let p = string_field(input, path).unwrap_or(".");
+            out.push(Effect::Read {
+                path: p.to_string(),
+                dynamic: false,
+            });
+        }
+        ToolKind::Fetch { url } => {
+            let host = string_field(input, url).and_then(host_of);
+            out.push(Effect::Network {
+                program: None,
+                host,
+            });
+        }
+        ToolKind::WebSearch => out.push(Effect::Network {
+            program: None,
+            host: None,
+        }),
+        ToolKind::Harmless => {}
+    }
+}
+
+/// Shell text: every command and effect the analysis found.
+pub fn shell(text: &str, out: &mut Vec<Effect>) {
+    let a = portcullis_shell::analyze(text);
+    for c in a.commands {
+        out.push(Effect::Exec {
+            program: c.program.clone(),
+            argv: c.argv.clone(),
+            via: c.via.as_string(),
+            command: Box::new(c),
+        });
+    }
+    for e in a.effects {
+        out.push(match e {
+            portcullis_shell::Effect::Read { path, dynamic } => Effect::Read { path, dynamic },
+            portcullis_shell::Effect::Write { path, dynamic } => Effect::Write { path, dynamic },
+            portcullis_shell::Effect::Delete { path, dynamic } => Effect::Delete { path, dynamic },
+            portcullis_shell::Effect::Move { from, to, dynamic } => {
+                Effect::Move { from, to, dynamic }
+            }
+            portcullis_shell::Effect::Network { program, host } => Effect::Network {
+                program: Some(program),
+                host,
+            },
+            portcullis_shell::Effect::Code {
+                program,
+                source,
+                reason,
+            } => Effect::Code {
+                program,
+                source,
+                reason,
+            },
+        });
+    }
+    for o in a.opaque {
+        out.push(Effect::Opaque {
+            reason: o.reason.as_str().to_string(),
+            text: o.text,
+        });
+    }
+}
+
+fn shell_fields(input: &Value, out: &mut Vec<Effect>) {
+    if let Value::Object(map) = input {
+        for (k, v) in map {
+            if let (true, Value::String(s)) = (SHELL_FIELDS.contains(&k.as_str()), v) {
+                shell(s, out);
+            }
+        }
+    }
+}
+
+/// Zero-trust reading of an untrusted tool's input: shell-like fields are shell,
+/// path-like strings are paths (judged as writes: the tool may do anything with
+/// them), URLs are network.
+fn zero_trust(v: &Value, out: &mut Vec<Effect>, key: &str) {
+    match v {
+        Value::String(s) => {
+            if SHELL_FIELDS.contains(&key) {
+                shell(s, out);
+            } else if let Some(host) = s
+                .strip_prefix("http://")
+                .or_else(|| s.strip_prefix("https://"))
+                .map(|_| host_of(s))
+            {
+                out.push(Effect::Network {
+                    program: None,
+                    host,
+                });
+            } else if let Some(p) = s.strip_prefix("file://") {
+                out.push(Effect::Write {
+                    path: p.to_string(),
+                    dynamic: false,
+                });
+            } else if looks_like_path(s) {
+                out.push(Effect::Write {
+                    path: s.clone(),
+                    dynamic: false,
+                });
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| zero_trust(i, out, key)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| zero_trust(v, out, k)),
+        _ => {}
+    }
+}
+
+/// `/abs`, `~/x`, `./x`, `../x`, or a slash-separated word without spaces.
+fn looks_like_path(s: &str) -> bool {
+    if s.is_empty() || s.len() > 4096 || s.contains('\n') {
+        return false;
+    }
+    s.starts_with('/')
+        || s.starts_with("~/")
+        || s == "~"
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || s == ".."
+        || (s.contains('/') && !s.contains(' ') && !s.contains("://"))
+}
+
+pub fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map(|(_, r)| r)?;
+    let host = rest
+        .split(['/', '?', '#'])
+        .next()?
+        .rsplit('@')
+        .next()?
+        .split(':')
+        .next()?;
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The opaque reason of the shell analysis, for callers comparing.
+pub fn is_code_from_file(reason: &str) -> bool {
+    reason == OpaqueReason::CodeFromFile.as_str()
+}

@@ -1,0 +1,53 @@
+//! Facts about the file system, supplied by the caller.
+//!
+//! The policy never touches the file system: whoever calls [`crate::decide`]
+//! passes an implementation of [`PathFacts`] — the `portcullis-paths` crate in
+//! production (it resolves symlinks and `..` for real), a lexical fake in tests.
+
+use serde::Serialize;
+
+/// Where a path lies relative to the configured scopes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Zone {
+    /// Inside a workspace root (the call's project root, or a configured root): read and write.
+    Workspace,
+    /// Inside an extra read root: read only.
+    ReadRoot,
+    /// Anywhere else, including `/proc/*/root`, `/proc/*/cwd`, `/proc/*/fd/*` and `/dev/fd/*`,
+    /// which are always outside whatever they point at.
+    External,
+}
+
+/// Everything the policy needs to know about one path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathFact {
+    /// The path as written.
+    pub raw: String,
+    /// Absolute, `~` expanded, `..` and symlinks resolved along the longest
+    /// existing prefix, no trailing slash (`/` stays `/`).
+    pub canonical: String,
+    pub zone: Zone,
+    /// Under a blocked path: neither read nor written.
+    pub blocked: bool,
+    /// Under a blocked-write path: never written.
+    pub blocked_write: bool,
+    /// Never writable, even inside the workspace, with the reason (`portcullis
+    /// configuration`, `git hooks`, `shell startup file`, `agent settings` …).
+    pub protected: Option<String>,
+    /// Not readable without a person, with the reason (`ssh keys`, `cloud credentials`, `.env outside the workspace` …).
+    pub secret: Option<String>,
+    /// A regular file with more than one hard link: writing it may write a file
+    /// elsewhere, so it is not writable through a rule or grant.
+    pub hard_linked: bool,
+}
+
+/// Resolves paths for the policy.
+pub trait PathFacts {
+    /// Resolves `raw` (as written in a tool call: relative, `~`, `..` allowed)
+    /// against the call's working directory `cwd` (absolute).
+    fn resolve(&self, raw: &str, cwd: &str) -> PathFact;
+
+    /// The user's home directory (absolute), for `~` in rules.
+    fn home(&self) -> &str;
+}

@@ -1,0 +1,28 @@
+//! The judging half of portcullis: a tool call becomes effects, each effect is
+//! authorized or not, and the answer is allow, ask or deny with reasons.
+//!
+//! What it is for: [`decide`] — the one decision function every front door
+//! reaches through the engine. It takes a [`ToolCall`], a [`Policy`] (rules,
+//! mode, scopes, manifests, parsed by [`config`]) and the file-system facts it
+//! needs through [`PathFacts`]. What it is not: it does no I/O (the `paths`
+//! crate resolves paths, the binary reads configuration files), keeps no state
+//! (grants and sessions belong to the store), and knows no tool by name outside
+//! the tool tables in [`tables`].
+
+pub mod config;
+pub mod decide;
+pub mod effects;
+pub mod error;
+pub mod facts;
+pub mod rules;
+pub mod skills;
+pub mod tables;
+pub mod tool;
+
+pub use config::{Layer, LayerKind, Mode, Policy, WorkspaceConfig};
+pub use decide::{Decision, Reason, Verdict, decide};
+pub use effects::Effect;
+pub use error::{ConfigError, RuleError};
+pub use facts::{PathFact, PathFacts, Zone};
+pub use rules::{Rule, RuleList, Target};
+pub use tool::{FsAccess, Manifest, Origin, ToolCall, ToolRef};

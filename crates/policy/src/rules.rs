@@ -1,0 +1,641 @@
+//! Permission rules, in Claude Code's syntax: parsing and matching.
+//!
+//! `Bash(git diff *)` matches a *simple command* (after the shell analysis has
+//! unwrapped it) token by token, never by string prefix: `git diff *` matches
+//! `git diff --stat` but not `git -c core.pager=sh diff`. `Read(…)` and
+//! `Edit(…)`/`Write(…)` match canonical paths with gitignore-style patterns;
+//! `WebFetch(domain:…)` matches host names; `mcp__server[__tool]` match MCP tools.
+
+use portcullis_shell::Command;
+use serde::Serialize;
+
+use crate::error::RuleError;
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleList {
+    Deny,
+    Ask,
+    Allow,
+}
+
+/// One rule, with where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    /// The rule as written (`Bash(git diff *)`).
+    pub text: String,
+    /// Where it was written (`~/.config/portcullis/config.toml:7`).
+    pub source: String,
+    pub list: RuleList,
+    pub target: Target,
+}
+
+/// What a rule applies to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// `Bash` or `Bash(*)`: every command.
+    AnyCommand,
+    /// `Bash(git diff *)`.
+    Command(CommandPattern),
+    /// `Read(…)`: reads of matching paths.
+    Read(PathPattern),
+    /// `Edit(…)` / `Write(…)`: writes, deletes and moves of matching paths.
+    Write(PathPattern),
+    /// `WebFetch(domain:…)`.
+    Domain(DomainPattern),
+    /// A bare tool name (`WebFetch`, `WebSearch`, `Read`, `TodoWrite`, `*`).
+    Tool(String),
+    /// `mcp__server`, `mcp__server__*` (tool `None`) or `mcp__server__tool`.
+    Mcp {
+        server: String,
+        tool: Option<String>,
+    },
+    /// A tool with a specifier this engine does not evaluate (`Agent(Explore)`,
+    /// `Skill(x)`): deny and ask rules match every call of the tool; an allow
+    /// rule never matches (fail closed).
+    Unevaluated { tool: String, specifier: String },
+}
+
+impl Rule {
+    /// Parses one rule.
+    pub fn parse(text: &str, list: RuleList, source: &str) -> Result<Rule, RuleError> {
+        let err = |why: String| RuleError {
+            rule: text.to_string(),
+            location: source.to_string(),
+            why,
+        };
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(err("the rule is empty".into()));
+        }
+        let (tool, spec) = match t.find('(') {
+            None => {
+                if t.contains(')') {
+                    return Err(err("a `)` without its `(`".into()));
+                }
+                (t, None)
+            }
+            Some(open) => {
+                if !t.ends_with(')') {
+                    return Err(err(
+                        "the specifier must end with `)`: write `Tool(specifier)`".into(),
+                    ));
+                }
+                (&t[..open], Some(&t[open + 1..t.len() - 1]))
+            }
+        };
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*' || c == '.')
+        {
+            return Err(err(format!("`{tool}` is not a tool name")));
+        }
+        let target = match (tool, spec) {
+            (_, Some(s)) if s.trim().is_empty() => {
+                return Err(err(format!("`{tool}()` has an empty specifier")));
+            }
+            ("Bash", None) => Target::AnyCommand,
+            ("Bash", Some(s)) if s.trim() == "*" => Target::AnyCommand,
+            ("Bash", Some(s)) => Target::Command(CommandPattern::parse(s).map_err(err)?),
+            ("Read", Some(s)) => Target::Read(PathPattern::parse(s, list)),
+            ("Edit" | "Write" | "MultiEdit" | "NotebookEdit", Some(s)) => {
+                Target::Write(PathPattern::parse(s, list))
+            }
+            ("WebFetch", Some(s)) => {
+                let Some(domain) = s.trim().strip_prefix("domain:") else {
+                    return Err(err(format!("WebFetch takes `domain:HOST`, not `{s}`")));
+                };
+                Target::Domain(DomainPattern::parse(domain).map_err(err)?)
+            }
+            (name, None) if name.starts_with("mcp__") => {
+                let rest = &name["mcp__".len()..];
+                let (server, tool) = match rest.split_once("__") {
+                    Some((server, "*")) => (server, None),
+                    Some((server, tool)) => (server, Some(tool.to_string())),
+                    None => (rest, None),
+                };
+                if server.is_empty() {
+                    return Err(err(
+                        "an MCP rule names its server: `mcp__server` or `mcp__server__tool`".into(),
+                    ));
+                }
+                Target::Mcp {
+                    server: server.to_string(),
+                    tool,
+                }
+            }
+            (name, Some(_)) if name.starts_with("mcp__") => {
+                return Err(err(
+                    "MCP rules take no specifier: `mcp__server__tool`".into()
+                ));
+            }
+            (name, None) => Target::Tool(name.to_string()),
+            (name, Some(s)) => Target::Unevaluated {
+                tool: name.to_string(),
+                specifier: s.to_string(),
+            },
+        };
+        Ok(Rule {
+            text: text.to_string(),
+            source: source.to_string(),
+            list,
+            target,
+        })
+    }
+}
+
+// ----- command patterns --------------------------------------------------------------
+
+/// A command pattern: tokens matched against a command's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandPattern {
+    tokens: Vec<Token>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    /// A word that must be equal.
+    Literal(String),
+    /// A word with `*` in it (`test*`): a glob within one word.
+    Glob(String),
+    /// A standalone `*`: one or more words, or zero at the end.
+    Any,
+}
+
+/// How to treat words only known at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dynamics {
+    /// Allow rules: a dynamic word matches nothing (it could be anything).
+    Never,
+    /// Deny and ask rules: a dynamic word could be what the rule names, so it matches.
+    Possibly,
+}
+
+impl CommandPattern {
+    /// Parses `git diff *`, legacy `npm run test:*`, quoted words (`echo "a b"`).
+    pub fn parse(text: &str) -> Result<CommandPattern, String> {
+        let text = text.trim();
+        let text = match text.strip_suffix(":*") {
+            Some(prefix) => format!("{prefix} *"),
+            None => text.to_string(),
+        };
+        let mut tokens = Vec::new();
+        let mut cur = String::new();
+        let mut has_glob = false;
+        let mut in_word = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                ' ' | '\t' | '\n' => {
+                    if in_word {
+                        tokens.push(Self::token(std::mem::take(&mut cur), has_glob));
+                        has_glob = false;
+                        in_word = false;
+                    }
+                }
+                '\'' => {
+                    in_word = true;
+                    loop {
+                        match chars.next() {
+                            Some('\'') => break,
+                            Some(ch) => cur.push(ch),
+                            None => return Err("an unterminated `'` in the command pattern".into()),
+                        }
+                    }
+                }
+                '"' => {
+                    in_word = true;
+                    loop {
+                        match chars.next() {
+                            Some('"') => break,
+                            Some('\\') => match chars.next() {
+                                Some(ch) => cur.push(ch),
+                                None => {
+                                    return Err("a `\\` at the end of the command pattern".into());
+                                }
+                            },
+                            Some(ch) => cur.push(ch),
+                            None => {
+                                return Err("an unterminated `\"` in the command pattern".into());
+                            }
+                        }
+                    }
+                }
+                '\\' => {
+                    in_word = true;
+                    match chars.next() {
+                        Some(ch) => cur.push(ch),
+                        None => return Err("a `\\` at the end of the command pattern".into()),
+                    }
+                }
+                '*' => {
+                    in_word = true;
+                    has_glob = true;
+                    cur.push('\u{0}');
+                }
+                _ => {
+                    in_word = true;
+                    cur.push(c);
+                }
+            }
+        }
+        if in_word {
+            tokens.push(Self::token(cur, has_glob));
+        }
+        if tokens.is_empty() {
+            return Err("the command pattern is empty".into());
+        }
+        if tokens[0] == Token::Any {
+            return Err(
+                "a command pattern starts with the program (`Bash(*)` alone means every command)"
+                    .into(),
+            );
+        }
+        Ok(CommandPattern { tokens })
+    }
+
+    /// Unquoted `*` is stored as NUL (a character no shell word holds) so that
+    /// a quoted `"*"` stays literal.
+    fn token(word: String, has_glob: bool) -> Token {
+        if word == "\u{0}" {
+            Token::Any
+        } else if has_glob {
+            Token::Glob(word)
+        } else {
+            Token::Literal(word)
+        }
+    }
+
+    /// The words the pattern names literally (for hazards and code-running options,
+    /// which only a rule naming them literally may allow).
+    pub fn literal_words(&self) -> impl Iterator<Item = &str> {
+        self.tokens.iter().filter_map(|t| match t {
+            Token::Literal(w) => Some(w.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Whether the pattern matches a command of the analysis.
+    pub fn matches(&self, cmd: &Command, dynamics: Dynamics) -> bool {
+        let Some((first, rest)) = self.tokens.split_first() else {
+            return false;
+        };
+        if cmd.dynamic_words.contains(&0) {
+            return false;
+        }
+        let program_ok = match first {
+            Token::Literal(p) => program_matches(p, &cmd.program),
+            Token::Glob(g) => {
+                glob_word(g, &cmd.program) || glob_word(g, knowledge_name(&cmd.program))
+            }
+            Token::Any => true,
+        };
+        if !program_ok {
+            return false;
+        }
+        if rest.is_empty() && matches!(first, Token::Glob(g) if g.ends_with('\u{0}')) {
+            // `Bash(ls*)`: the program glob runs on over the arguments.
+            return dynamics == Dynamics::Possibly || cmd.dynamic_words.is_empty();
+        }
+        let words: Vec<(&str, bool)> = cmd
+            .words
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, w)| (w.as_str(), cmd.dynamic_words.contains(&i)))
+            .collect();
+        match_tokens(rest, &words, dynamics)
+    }
+}
+
+/// The name knowledge applies to: bare, or the basename in a system directory.
+fn knowledge_name(program: &str) -> &str {
+    portcullis_shell::knowledge::lookup_key(program).unwrap_or(program)
+}
+
+/// `git` in a rule matches `git` and `/usr/bin/git`, not `./git`.
+fn program_matches(rule: &str, program: &str) -> bool {
+    rule == program || (!rule.contains('/') && knowledge_name(program) == rule)
+}
+
+fn match_tokens(tokens: &[Token], words: &[(&str, bool)], d: Dynamics) -> bool {
+    let Some((tok, rest)) = tokens.split_first() else {
+        return words.is_empty();
+    };
+    match tok {
+        Token::Any => {
+            if rest.is_empty() {
+                // Trailing `*`: zero or more words; dynamic ones only where allowed.
+                return d == Dynamics::Possibly || words.iter().all(|(_, dynamic)| !dynamic);
+            }
+            (1..=words.len()).any(|n| {
+                let covered_ok = d == Dynamics::Possibly || words[..n].iter().all(|(_, dy)| !dy);
+                covered_ok && match_tokens(rest, &words[n..], d)
+            })
+        }
+        Token::Literal(lit) => match words.split_first() {
+            Some(((w, dynamic), more)) => {
+                let ok = if *dynamic {
+                    d == Dynamics::Possibly
+                } else {
+                    w == lit
+                };
+                ok && match_tokens(rest, more, d)
+            }
+            None => false,
+        },
+        Token::Glob(g) => match words.split_first() {
+            Some(((w, dynamic), more)) => {
+                let ok = if *dynamic {
+                    d == Dynamics::Possibly
+                } else {
+                    glob_word(g, w)
+                };
+                // A last token ending in `*` (`Bash(npm run test*)`) runs on over the
+                // following words, as Claude Code's `*` matches spaces too.
+                let absorbs = rest.is_empty() && g.ends_with('\u{0}');
+                let tail_ok = || d == Dynamics::Possibly || more.iter().all(|(_, dy)| !dy);
+                ok && (match_tokens(rest, more, d) || (absorbs && tail_ok()))
+            }
+            None => false,
+        },
+    }
+}
+
+/// Matches a word against a glob whose `*` are stored as NUL.
+fn glob_word(glob: &str, word: &str) -> bool {
+    let parts: Vec<&str> = glob.split('\u{0}').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !word.starts_with(first) || word.len() < first.len() + last.len() || !word.ends_with(last) {
+        return false;
+    }
+    let mut rest = &word[first.len()..word.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(at) => rest = &rest[at + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+// ----- path patterns --------------------------------------------------------------------
+
+/// A gitignore-style path pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathPattern {
+    anchor: Anchor,
+    /// Components after the anchor (`**`, `*.rs`, `src`).
+    components: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Anchor {
+    /// `//abs/path`.
+    Root,
+    /// `~/path`.
+    Home,
+    /// `./path`, `path/…`, `/path` (relative to the call's directory: the
+    /// project-relative `/path` of Claude Code's settings is read the same way).
+    Cwd,
+    /// A bare name (`.env`): at any depth.
+    AnyDepth,
+}
+
+impl PathPattern {
+    pub fn parse(text: &str, list: RuleList) -> PathPattern {
+        let t = text.trim();
+        let (anchor, rest) = if let Some(r) = t.strip_prefix("//") {
+            (Anchor::Root, r)
+        } else if let Some(r) = t.strip_prefix("~/") {
+            (Anchor::Home, r)
+        } else if t == "~" {
+            (Anchor::Home, "")
+        } else if let Some(r) = t.strip_prefix("./") {
+            (Anchor::Cwd, r)
+        } else if let Some(r) = t.strip_prefix('/') {
+            (Anchor::Cwd, r)
+        } else if !t.trim_end_matches("/**").contains('/') && list != RuleList::Allow {
+            // `.env`, `secrets/**` in deny/ask lists: at any depth.
+            (Anchor::AnyDepth, t)
+        } else if !t.contains('/') {
+            (Anchor::AnyDepth, t)
+        } else {
+            (Anchor::Cwd, t)
+        };
+        let components = rest
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .map(str::to_string)
+            .collect();
+        PathPattern { anchor, components }
+    }
+
+    /// Whether the pattern matches an absolute canonical path.
+    pub fn matches(&self, canonical: &str, cwd: &str, home: &str) -> bool {
+        let path: Vec<&str> = canonical.split('/').filter(|c| !c.is_empty()).collect();
+        let pat: Vec<&str> = self.components.iter().map(String::as_str).collect();
+        let base: Vec<&str> = match self.anchor {
+            Anchor::Root => Vec::new(),
+            Anchor::Home => home.split('/').filter(|c| !c.is_empty()).collect(),
+            Anchor::Cwd => cwd.split('/').filter(|c| !c.is_empty()).collect(),
+            Anchor::AnyDepth => {
+                return (0..=path.len()).any(|start| match_components(&pat, &path[start..], true));
+            }
+        };
+        path.len() >= base.len()
+            && path[..base.len()] == base[..]
+            && match_components(&pat, &path[base.len()..], true)
+    }
+}
+
+/// Component-wise glob: `**` spans any number of components; a pattern without
+/// wildcards at its end also matches everything below (a directory).
+fn match_components(pat: &[&str], path: &[&str], below_ok: bool) -> bool {
+    match pat.split_first() {
+        None => path.is_empty() || below_ok,
+        Some((&"**", rest)) => {
+            (0..=path.len()).any(|n| match_components(rest, &path[n..], below_ok))
+        }
+        Some((p, rest)) => match path.split_first() {
+            Some((c, more)) => {
+                glob_component(p, c) && match_components(rest, more, below_ok && !p.contains('*'))
+            }
+            None => false,
+        },
+    }
+}
+
+fn glob_component(pattern: &str, name: &str) -> bool {
+    if !pattern.contains(['*', '?']) {
+        return pattern == name;
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len()).any(|k| go(rest, &n[k..])),
+            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
+            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+        }
+    }
+    go(&p, &n)
+}
+
+// ----- domains ------------------------------------------------------------------------------
+
+/// `example.com`, `*.example.com` (any subdomain, not the apex), or `*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainPattern {
+    labels: Vec<String>,
+}
+
+impl DomainPattern {
+    pub fn parse(text: &str) -> Result<DomainPattern, String> {
+        let t = text.trim().trim_end_matches('.').to_ascii_lowercase();
+        if t.is_empty() || t.contains(['/', ' ', ':']) {
+            return Err(format!("`{text}` is not a host name"));
+        }
+        Ok(DomainPattern {
+            labels: t.split('.').map(str::to_string).collect(),
+        })
+    }
+
+    pub fn matches(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let labels: Vec<&str> = host.split('.').collect();
+        match self.labels.first().map(String::as_str) {
+            Some("*") if self.labels.len() == 1 => true,
+            Some("*") => {
+                // `*.example.com`: one or more labels before the rest.
+                let tail = &self.labels[1..];
+                labels.len() > tail.len()
+                    && labels[labels.len() - tail.len()..]
+                        .iter()
+                        .zip(tail)
+                        .all(|(a, b)| a == b)
+            }
+            _ => {
+                labels.len() == self.labels.len()
+                    && labels.iter().zip(&self.labels).all(|(a, b)| a == b)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(text: &str) -> Command {
+        portcullis_shell::analyze(text)
+            .commands
+            .into_iter()
+            .next()
+            .expect("a command")
+    }
+
+    fn pat(p: &str) -> CommandPattern {
+        CommandPattern::parse(p).unwrap()
+    }
+
+    #[test]
+    fn command_patterns_match_by_tokens() {
+        assert!(pat("git diff *").matches(&cmd("git diff --stat"), Dynamics::Never));
+        assert!(pat("git diff *").matches(&cmd("git diff"), Dynamics::Never));
+        assert!(!pat("git diff *").matches(&cmd("git -c core.pager=sh diff"), Dynamics::Never));
+        assert!(!pat("ls *").matches(&cmd("lsof"), Dynamics::Never));
+        assert!(pat("ls*").matches(&cmd("lsof -i"), Dynamics::Never));
+        assert!(pat("npm run test*").matches(&cmd("npm run test --watch"), Dynamics::Never));
+        assert!(!pat("npm run test*").matches(&cmd("npm run lint"), Dynamics::Never));
+        assert!(pat("npm run test:*").matches(&cmd("npm run test"), Dynamics::Never));
+        assert!(pat("npm run test:*").matches(&cmd("npm run test --watch"), Dynamics::Never));
+        assert!(!pat("npm run test:*").matches(&cmd("npm run testx"), Dynamics::Never));
+        assert!(pat("git * main").matches(&cmd("git push origin main"), Dynamics::Never));
+        assert!(!pat("git * main").matches(&cmd("git main"), Dynamics::Never));
+        assert!(pat("git status").matches(&cmd("/usr/bin/git status"), Dynamics::Never));
+        assert!(!pat("git status").matches(&cmd("./git status"), Dynamics::Never));
+        assert!(pat("echo \"a b\"").matches(&cmd("echo 'a b'"), Dynamics::Never));
+    }
+
+    #[test]
+    fn dynamic_words_match_only_deny_and_ask() {
+        let c = cmd("rm -rf \"$DIR\"");
+        assert!(!pat("rm *").matches(&c, Dynamics::Never));
+        assert!(pat("rm *").matches(&c, Dynamics::Possibly));
+        assert!(pat("rm -rf /").matches(&c, Dynamics::Possibly));
+        assert!(!pat("rm -rf /").matches(&c, Dynamics::Never));
+    }
+
+    #[test]
+    fn rules_parse_and_reject() {
+        assert!(matches!(
+            Rule::parse("Bash(git *)", RuleList::Allow, "t")
+                .unwrap()
+                .target,
+            Target::Command(_)
+        ));
+        assert!(matches!(
+            Rule::parse("Bash", RuleList::Allow, "t").unwrap().target,
+            Target::AnyCommand
+        ));
+        assert!(matches!(
+            Rule::parse("mcp__gh__*", RuleList::Allow, "t")
+                .unwrap()
+                .target,
+            Target::Mcp { tool: None, .. }
+        ));
+        assert!(Rule::parse("Bash(git *", RuleList::Allow, "t").is_err());
+        assert!(Rule::parse("Bash()", RuleList::Allow, "t").is_err());
+        assert!(Rule::parse("WebFetch(example.com)", RuleList::Allow, "t").is_err());
+        assert!(Rule::parse("Bash(echo 'x)", RuleList::Allow, "t").is_err());
+        assert!(Rule::parse("", RuleList::Allow, "t").is_err());
+    }
+
+    #[test]
+    fn path_patterns() {
+        let home = "/home/u";
+        let cwd = "/home/u/proj";
+        let p = PathPattern::parse("./src/**", RuleList::Allow);
+        assert!(p.matches("/home/u/proj/src/a/b.rs", cwd, home));
+        assert!(!p.matches("/home/u/proj/srcx/a.rs", cwd, home));
+        assert!(PathPattern::parse("~/.ssh/**", RuleList::Deny).matches(
+            "/home/u/.ssh/id_rsa",
+            cwd,
+            home
+        ));
+        assert!(PathPattern::parse("//etc/**", RuleList::Allow).matches("/etc/passwd", cwd, home));
+        assert!(PathPattern::parse(".env", RuleList::Deny).matches(
+            "/home/u/proj/a/.env",
+            cwd,
+            home
+        ));
+        assert!(PathPattern::parse("*.rs", RuleList::Allow).matches(
+            "/home/u/proj/a/b.rs",
+            cwd,
+            home
+        ));
+        assert!(PathPattern::parse("./**", RuleList::Allow).matches("/home/u/proj/x", cwd, home));
+        assert!(!PathPattern::parse("./**", RuleList::Allow).matches("/home/u/projx/x", cwd, home));
+    }
+
+    #[test]
+    fn domains() {
+        let d = DomainPattern::parse("*.example.com").unwrap();
+        assert!(d.matches("a.b.example.com"));
+        assert!(!d.matches("example.com"));
+        assert!(
+            DomainPattern::parse("example.com")
+                .unwrap()
+                .matches("EXAMPLE.com.")
+        );
+        assert!(
+            !DomainPattern::parse("example.com")
+                .unwrap()
+                .matches("evilexample.com")
+        );
+    }
+}

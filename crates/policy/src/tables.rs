@@ -1,0 +1,654 @@
+//! The policy's knowledge, as data: agent tool tables, read-only programs,
+//! project task runners, and the built-in hazard rules.
+
+use portcullis_shell::Command;
+
+/// What one of an agent's tools does, and which input fields matter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Runs the shell command in `command`.
+    Shell { command: &'static str },
+    /// Reads the file in `path`.
+    Read { path: &'static str },
+    /// Writes or edits the file in `path`.
+    Write { path: &'static str },
+    /// Searches below `path` (the call's directory when absent).
+    Search { path: &'static str },
+    /// Fetches the URL in `url`.
+    Fetch { url: &'static str },
+    /// Searches the web.
+    WebSearch,
+    /// Touches nothing outside the agent (todo lists, sub-agent bookkeeping).
+    Harmless,
+}
+
+/// An agent's tools, by name. No tool name is known anywhere else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolTable {
+    pub agent: &'static str,
+    pub tools: &'static [(&'static str, ToolKind)],
+}
+
+impl ToolTable {
+    pub fn kind(&self, name: &str) -> Option<ToolKind> {
+        self.tools.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    }
+}
+
+/// Claude Code's tools (agent-hooks.md §1).
+pub fn claude_code_table() -> ToolTable {
+    ToolTable {
+        agent: "claude-code",
+        tools: &[
+            ("Bash", ToolKind::Shell { command: "command" }),
+            ("Read", ToolKind::Read { path: "file_path" }),
+            (
+                "NotebookRead",
+                ToolKind::Read {
+                    path: "notebook_path",
+                },
+            ),
+            ("Write", ToolKind::Write { path: "file_path" }),
+            ("Edit", ToolKind::Write { path: "file_path" }),
+            ("MultiEdit", ToolKind::Write { path: "file_path" }),
+            (
+                "NotebookEdit",
+                ToolKind::Write {
+                    path: "notebook_path",
+                },
+            ),
+            ("Glob", ToolKind::Search { path: "path" }),
+            ("Grep", ToolKind::Search { path: "path" }),
+            ("LS", ToolKind::Search { path: "path" }),
+            ("WebFetch", ToolKind::Fetch { url: "url" }),
+            ("WebSearch", ToolKind::WebSearch),
+            ("TodoWrite", ToolKind::Harmless),
+            ("Task", ToolKind::Harmless),
+            ("Agent", ToolKind::Harmless),
+            ("ExitPlanMode", ToolKind::Harmless),
+            ("BashOutput", ToolKind::Harmless),
+            ("KillShell", ToolKind::Harmless),
+        ],
+    }
+}
+
+/// The portable rule name for a kind of tool (`Bash(…)` rules apply to every
+/// shell tool, `Read(…)` to every reading tool …).
+pub fn rule_name(kind: ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Shell { .. } => "Bash",
+        ToolKind::Read { .. } | ToolKind::Search { .. } => "Read",
+        ToolKind::Write { .. } => "Edit",
+        ToolKind::Fetch { .. } => "WebFetch",
+        ToolKind::WebSearch => "WebSearch",
+        ToolKind::Harmless => "",
+    }
+}
+
+/// Input fields of zero-trust tools that are analysed as shell commands.
+pub const SHELL_FIELDS: &[&str] = &["command", "cmd", "script", "shell", "code", "sql"];
+
+/// Programs with no side effects beyond those the analysis reports as effects
+/// (reads, writes, nested commands): allowed without a rule, their effects
+/// judged one by one. Shells and transparent wrappers are here too: what they
+/// run is a command of its own.
+pub const READ_ONLY_PROGRAMS: &[&str] = &[
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "zgrep",
+    "rg",
+    "ag",
+    "ack",
+    "ls",
+    "dir",
+    "tree",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "diff",
+    "cmp",
+    "comm",
+    "sdiff",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "nl",
+    "od",
+    "hexdump",
+    "xxd",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "base64",
+    "base32",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "pwd",
+    "cd",
+    "pushd",
+    "popd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "[",
+    "which",
+    "type",
+    "command",
+    "whoami",
+    "id",
+    "uname",
+    "hostname",
+    "date",
+    "cal",
+    "seq",
+    "sleep",
+    "printenv",
+    "jq",
+    "yq",
+    "column",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "rev",
+    "paste",
+    "join",
+    "look",
+    "zcat",
+    "find",
+    "ps",
+    "pgrep",
+    "free",
+    "uptime",
+    "nproc",
+    "groups",
+    "tty",
+    "locale",
+    "getconf",
+    "arch",
+    "sed",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    ":",
+    "set",
+    "shopt",
+    "export",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "unset",
+    "read",
+    "wait",
+    "exit",
+    "return",
+    "shift",
+    "break",
+    "continue",
+    "let",
+    "mapfile",
+    "readarray",
+    "hash",
+    "alias",
+    "getopts",
+    "times",
+    "trap",
+    "eval",
+    "source",
+    ".",
+    "builtin",
+    "timeout",
+    "nice",
+    "nohup",
+    "stdbuf",
+    "time",
+    "env",
+    "xargs",
+    "exec",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "tee",
+    "mkdir",
+    "touch",
+    "cp",
+    "mv",
+    "ln",
+    "rm",
+    "rmdir",
+    "sha224sum",
+    "sha384sum",
+    "split",
+    "csplit",
+];
+
+/// `git` subcommands that only read.
+pub const READ_ONLY_GIT: &[&str] = &[
+    "status",
+    "diff",
+    "log",
+    "show",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "blame",
+    "grep",
+    "describe",
+    "shortlog",
+    "show-ref",
+    "merge-base",
+    "name-rev",
+    "whatchanged",
+    "count-objects",
+    "version",
+    "help",
+    "for-each-ref",
+    "reflog",
+    "check-ignore",
+    "var",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "annotate",
+    "cherry",
+    "range-diff",
+];
+
+/// Programs (and subcommands, `*` for all) whose code effects are the
+/// project's own tasks: an allow rule for the command covers them. Anything
+/// else that runs code (`npx pkg`, `pip install`, `git -c core.pager=…`) is
+/// covered only by a rule that names the code-running word literally.
+pub const PROJECT_TASKS: &[(&str, &[&str])] = &[
+    ("make", &["*"]),
+    ("gmake", &["*"]),
+    ("ninja", &["*"]),
+    ("just", &["*"]),
+    (
+        "cargo",
+        &[
+            "build", "b", "test", "t", "check", "c", "clippy", "run", "r", "bench", "doc", "fmt",
+            "nextest", "tree", "metadata",
+        ],
+    ),
+    ("npm", &["test", "t", "run", "run-script", "start", "build"]),
+    ("pnpm", &["test", "run", "start", "build", "lint"]),
+    ("yarn", &["test", "run", "start", "build", "lint"]),
+    ("go", &["test", "build", "run", "vet"]),
+    ("pytest", &["*"]),
+    ("tox", &["*"]),
+    ("tsc", &["*"]),
+    ("eslint", &["*"]),
+    ("prettier", &["*"]),
+    ("jest", &["*"]),
+    ("vitest", &["*"]),
+    ("mvn", &["*"]),
+    ("gradle", &["*"]),
+    ("dotnet", &["build", "test", "run"]),
+    ("gcc", &["*"]),
+    ("cc", &["*"]),
+    ("clang", &["*"]),
+    ("rustc", &["*"]),
+];
+
+/// A built-in hazard found in a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HazardHit {
+    pub code: &'static str,
+    pub message: String,
+    /// The words that made it hazardous: only an allow rule naming every one of
+    /// them literally (`Bash(git reset --hard *)`) covers the command.
+    pub triggers: Vec<String>,
+}
+
+/// The hazard rules. Each looks at the static words of one command.
+pub fn hazard(cmd: &Command) -> Option<HazardHit> {
+    let name = portcullis_shell::knowledge::lookup_key(&cmd.program).unwrap_or(&cmd.program);
+    let args: Vec<&str> = cmd
+        .words
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| !cmd.dynamic_words.contains(i))
+        .map(|(_, w)| w.as_str())
+        .collect();
+    let hit = |code: &'static str, message: &str, triggers: Vec<&str>| {
+        Some(HazardHit {
+            code,
+            message: message.to_string(),
+            triggers: triggers.into_iter().map(str::to_string).collect(),
+        })
+    };
+    match name {
+        "rm" => {
+            let options: Vec<&str> = args
+                .iter()
+                .copied()
+                .take_while(|a| *a != "--")
+                .filter(|a| a.starts_with('-'))
+                .collect();
+            let recursive: Vec<&str> = options
+                .iter()
+                .copied()
+                .filter(|o| {
+                    *o == "--recursive"
+                        || (!o.starts_with("--") && (o.contains('r') || o.contains('R')))
+                })
+                .collect();
+            let force: Vec<&str> = options
+                .iter()
+                .copied()
+                .filter(|o| *o == "--force" || (!o.starts_with("--") && o.contains('f')))
+                .collect();
+            if !recursive.is_empty() && !force.is_empty() {
+                let mut t = recursive;
+                t.extend(force);
+                t.dedup();
+                return hit(
+                    "recursive-force-remove",
+                    "recursive forced delete (`rm -rf`)",
+                    t,
+                );
+            }
+            None
+        }
+        "git" => git_hazard(&args).map(|(message, triggers)| HazardHit {
+            code: "destructive-git",
+            message,
+            triggers: triggers.into_iter().map(str::to_string).collect(),
+        }),
+        "mkfs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk"
+        | "sgdisk" | "blkdiscard" | "shred" => hit(
+            "disk-tool",
+            "a tool that formats, partitions or wipes disks or files",
+            vec![],
+        ),
+        n if n.starts_with("mkfs.") => hit("disk-tool", "creates a file system (`mkfs`)", vec![]),
+        "dd" => args
+            .iter()
+            .find(|a| a.starts_with("of="))
+            .and_then(|of| hit("copy-device", "`dd` writing to a file or device", vec![of])),
+        "shutdown" | "reboot" | "poweroff" | "halt" => hit(
+            "system-lifecycle",
+            "shuts down or restarts the machine",
+            vec![],
+        ),
+        "init" | "telinit" => args
+            .iter()
+            .find(|a| matches!(**a, "0" | "6" | "1" | "s" | "S"))
+            .and_then(|a| hit("system-lifecycle", "changes the run level", vec![a])),
+        "systemctl" => args
+            .iter()
+            .find(|a| {
+                matches!(
+                    **a,
+                    "reboot"
+                        | "poweroff"
+                        | "halt"
+                        | "kexec"
+                        | "suspend"
+                        | "hibernate"
+                        | "emergency"
+                        | "rescue"
+                        | "soft-reboot"
+                )
+            })
+            .and_then(|a| {
+                hit(
+                    "system-lifecycle",
+                    "shuts down or restarts the machine",
+                    vec![a],
+                )
+            }),
+        "chmod" | "chown" | "chgrp" => {
+            let recursive = args.iter().find(|a| {
+                **a == "-R"
+                    || **a == "--recursive"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
+            });
+            let wide = args.iter().find(|a| {
+                matches!(
+                    **a,
+                    "777" | "0777" | "a+rwx" | "ugo+rwx" | "o+w" | "a+w" | "666"
+                )
+            });
+            match (recursive, wide, name) {
+                (Some(r), Some(w), _) => hit(
+                    "recursive-permission-change",
+                    "recursive world-writable permissions",
+                    vec![r, w],
+                ),
+                (Some(r), _, "chown" | "chgrp") => hit(
+                    "recursive-permission-change",
+                    "recursive ownership change",
+                    vec![r],
+                ),
+                _ => None,
+            }
+        }
+        "kill" | "pkill" | "killall" => args
+            .iter()
+            .find(|a| **a == "-1")
+            .and_then(|a| {
+                hit(
+                    "kill-all",
+                    "signals every process the user can reach",
+                    vec![a],
+                )
+            })
+            .or_else(|| {
+                if name == "killall" {
+                    hit("kill-all", "kills processes by name", vec![])
+                } else {
+                    None
+                }
+            }),
+        "find" => args
+            .iter()
+            .find(|a| **a == "-delete")
+            .and_then(|a| hit("bulk-delete", "`find -delete` removes every match", vec![a])),
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlite" | "duckdb" | "clickhouse-client" => {
+            args.iter()
+                .find(|a| {
+                    let up = a.to_ascii_uppercase();
+                    up.split(|c: char| !c.is_ascii_alphanumeric())
+                        .any(|w| w == "DROP" || w == "TRUNCATE")
+                })
+                .and_then(|a| {
+                    hit(
+                        "destructive-sql",
+                        "SQL that drops or truncates data",
+                        vec![a],
+                    )
+                })
+        }
+        _ => None,
+    }
+}
+
+fn git_hazard<'a>(args: &[&'a str]) -> Option<(String, Vec<&'a str>)> {
+    // Skip global options to the subcommand.
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') {
+        if matches!(
+            args[i],
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let sub = *args.get(i)?;
+    let rest = &args[i + 1..];
+    let find = |pred: &dyn Fn(&str) -> bool| {
+        rest.iter()
+            .copied()
+            .filter(|a| pred(a))
+            .collect::<Vec<&str>>()
+    };
+    let with = |mut t: Vec<&'a str>| {
+        t.insert(0, sub);
+        t
+    };
+    match sub {
+        "reset" => {
+            let t = find(&|a| a == "--hard" || a == "--merge" || a == "--keep");
+            (!t.is_empty()).then(|| ("`git reset --hard` discards work".to_string(), with(t)))
+        }
+        "clean" => {
+            let t = find(&|a| {
+                a == "--force" || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+            });
+            (!t.is_empty()).then(|| {
+                (
+                    "`git clean -f` deletes untracked files".to_string(),
+                    with(t),
+                )
+            })
+        }
+        "push" => {
+            let t = find(&|a| {
+                a == "-f"
+                    || a.starts_with("--force")
+                    || a == "--mirror"
+                    || a == "--delete"
+                    || a == "-d"
+                    || a == "--prune"
+                    || (a.starts_with('+') && a.len() > 1)
+                    || (a.starts_with(':') && a.len() > 1)
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+            });
+            (!t.is_empty()).then(|| {
+                (
+                    "a forced or deleting `git push` rewrites remote history".to_string(),
+                    with(t),
+                )
+            })
+        }
+        "checkout" | "restore" => {
+            let t = find(&|a| a == "." || a == "--" || a == "-f" || a == "--force" || a == ":/");
+            let discards = t
+                .iter()
+                .any(|a| *a == "." || *a == ":/" || *a == "-f" || *a == "--force");
+            discards.then(|| {
+                (
+                    format!("`git {sub}` of the whole tree discards uncommitted changes"),
+                    with(t),
+                )
+            })
+        }
+        "branch" => {
+            let t = find(&|a| {
+                a == "-D"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('D'))
+                    || a == "--force"
+            });
+            (!t.is_empty()).then(|| {
+                (
+                    "`git branch -D` deletes an unmerged branch".to_string(),
+                    with(t),
+                )
+            })
+        }
+        "stash" => {
+            let t = find(&|a| a == "drop" || a == "clear");
+            (!t.is_empty()).then(|| {
+                (
+                    "`git stash drop/clear` deletes stashed work".to_string(),
+                    with(t),
+                )
+            })
+        }
+        "filter-branch" | "filter-repo" => {
+            Some(("rewrites the repository's history".to_string(), vec![sub]))
+        }
+        "update-ref" => {
+            let t = find(&|a| a == "-d");
+            (!t.is_empty()).then(|| ("`git update-ref -d` deletes a ref".to_string(), with(t)))
+        }
+        "reflog" => {
+            let t = find(&|a| a == "expire" || a == "delete");
+            (!t.is_empty()).then(|| {
+                (
+                    "`git reflog expire/delete` drops recovery points".to_string(),
+                    with(t),
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(text: &str) -> Option<&'static str> {
+        let a = portcullis_shell::analyze(text);
+        a.commands.iter().find_map(|c| hazard(c).map(|h| h.code))
+    }
+
+    #[test]
+    fn hazards_from_the_seed_shapes() {
+        for t in [
+            "rm -rf ./build",
+            "rm -r -f x",
+            "rm --recursive --force x",
+            "rm ./b -rf",
+            "rm -f -R p",
+            "/bin/rm -rf x",
+        ] {
+            assert_eq!(h(t), Some("recursive-force-remove"), "{t}");
+        }
+        for t in [
+            "rm -r ./build",
+            "rm -f ./file",
+            "rm -rF ./build",
+            "rm -- -rf",
+            "rm -r -- -f",
+        ] {
+            assert_eq!(h(t), None, "{t}");
+        }
+        assert_eq!(h("git reset --hard"), Some("destructive-git"));
+        assert_eq!(h("git -C x clean -fdx"), Some("destructive-git"));
+        assert_eq!(
+            h("git push --force-with-lease=main:HEAD origin HEAD:main"),
+            Some("destructive-git")
+        );
+        assert_eq!(h("git push origin +main"), Some("destructive-git"));
+        assert_eq!(h("git checkout -- ."), Some("destructive-git"));
+        assert_eq!(h("git checkout -b feature"), None);
+        assert_eq!(h("git push origin main"), None);
+        assert_eq!(h("mkfs.ext4 /dev/sdb"), Some("disk-tool"));
+        assert_eq!(h("dd if=a of=/dev/sda"), Some("copy-device"));
+        assert_eq!(h("sudo reboot"), Some("system-lifecycle"));
+        assert_eq!(h("chmod -R 777 ."), Some("recursive-permission-change"));
+        assert_eq!(h("kill -9 -1"), Some("kill-all"));
+        assert_eq!(h("find . -delete"), Some("bulk-delete"));
+        assert_eq!(h("psql -c 'drop table users'"), Some("destructive-sql"));
+        assert_eq!(h("qemu-system-x86_64 -no-reboot -no-shutdown"), None);
+    }
+}

@@ -1,0 +1,98 @@
+//! Tool calls as the policy sees them: which tool, from where, with what input.
+
+use serde::{Deserialize, Serialize};
+
+/// The trust tier of a tool, assigned by the front door from what it knows —
+/// never from a claim in the tool's own input or description.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The agent's own tools (Claude Code's `Bash`, `Read` …).
+    Core,
+    /// First-party tools with a known, fixed execution model (a sandboxed workflow tool).
+    Builtin,
+    /// Anything else registered by an extension. The default: fail closed.
+    #[default]
+    Extension,
+    /// A tool proxied from an MCP server.
+    Mcp,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Core => "core",
+            Origin::Builtin => "builtin",
+            Origin::Extension => "extension",
+            Origin::Mcp => "mcp",
+        }
+    }
+
+    /// Zero-trust origins: their inputs are analysed defensively.
+    pub fn is_untrusted(self) -> bool {
+        matches!(self, Origin::Extension | Origin::Mcp)
+    }
+}
+
+impl std::str::FromStr for Origin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "core" => Ok(Origin::Core),
+            "builtin" => Ok(Origin::Builtin),
+            "extension" => Ok(Origin::Extension),
+            "mcp" => Ok(Origin::Mcp),
+            other => Err(format!(
+                "unknown origin `{other}` (expected core, builtin, extension or mcp)"
+            )),
+        }
+    }
+}
+
+/// What a tool may touch on the file system, per its manifest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsAccess {
+    #[default]
+    None,
+    Read,
+    Write,
+}
+
+/// A capability manifest, from trusted configuration only.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The tool runs host shell commands (its shell-like inputs go to the analyser).
+    #[serde(default)]
+    pub shell: bool,
+    #[serde(default)]
+    pub filesystem: FsAccess,
+    #[serde(default)]
+    pub network: bool,
+    /// JSON pointers (`/path`, `/files/0`) to the inputs that are paths.
+    #[serde(default)]
+    pub paths_in: Vec<String>,
+}
+
+/// Which tool is called.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRef {
+    pub name: String,
+    #[serde(default)]
+    pub origin: Origin,
+    /// The MCP server, for `mcp` tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Manifest>,
+}
+
+/// One tool call to judge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    pub tool: ToolRef,
+    pub input: serde_json::Value,
+    /// The working directory of the call (absolute).
+    pub cwd: String,
+}
