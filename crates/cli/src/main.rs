@@ -3,6 +3,8 @@
 //! it decides nothing itself.
 
 mod analyze;
+mod check;
+mod config_files;
 
 use std::process::ExitCode;
 
@@ -23,6 +25,10 @@ struct Cli {
 enum Commands {
     /// Show every command a shell text could run, its effects and its opaque parts.
     Analyze(analyze::AnalyzeArgs),
+    /// Decide a tool call: allow, ask or deny, with reasons (JSON).
+    Check(check::CheckArgs),
+    /// Explain a decision: each effect, what decided it, and what would change it.
+    Explain(check::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +46,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Commands::Analyze(args) => analyze::run(&args),
+        Commands::Check(args) => check::run(&args, false),
+        Commands::Explain(args) => check::run(&args, true),
     };
     match result {
         Ok(code) => code,

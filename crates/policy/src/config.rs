@@ -101,6 +101,8 @@ pub struct Layer {
     pub mode: Option<Mode>,
     pub unattended: Option<bool>,
     pub import_claude_settings: Option<bool>,
+    /// Project roots whose `.portcullis.toml` is read (user and managed layers only).
+    pub trusted_projects: Vec<String>,
     pub rules: Vec<Rule>,
     pub workspace: WorkspaceConfig,
     pub tools: Vec<ToolManifest>,
@@ -112,6 +114,8 @@ struct FileToml {
     mode: Option<Spanned<String>>,
     unattended: Option<bool>,
     import_claude_settings: Option<bool>,
+    #[serde(default)]
+    trusted_projects: Vec<String>,
     #[serde(default)]
     permissions: PermissionsToml,
     #[serde(default)]
@@ -208,6 +212,7 @@ impl Layer {
             mode,
             unattended: parsed.unattended,
             import_claude_settings: parsed.import_claude_settings,
+            trusted_projects: parsed.trusted_projects,
             rules,
             workspace: parsed.workspace,
             tools,
@@ -258,6 +263,7 @@ impl Layer {
             mode: None,
             unattended: None,
             import_claude_settings: None,
+            trusted_projects: Vec::new(),
             rules,
             workspace: WorkspaceConfig::default(),
             tools: Vec::new(),

@@ -1,0 +1,335 @@
+//! `portcullis check` and `portcullis explain`: the decision from the command line.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use portcullis_paths::{Environment, FsPaths, Scopes};
+use portcullis_policy::{
+    Decision, Effect, Mode, Origin, Policy, Reason, ToolCall, ToolRef, Verdict, decide,
+};
+use serde_json::{Value, json};
+
+use crate::config_files;
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The call's working directory (default: the current directory).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// Overrides the configured mode: ask, approve-for-me, read-only, full-access.
+    #[arg(long)]
+    mode: Option<Mode>,
+    /// No person can answer: every ask becomes deny.
+    #[arg(long)]
+    unattended: bool,
+    /// The tool's name (`Bash`, `Read`, `mcp__server__tool` …).
+    #[arg(long, required_unless_present = "batch")]
+    tool: Option<String>,
+    /// The tool's origin: core, builtin, extension (default: fail closed) or mcp.
+    #[arg(long)]
+    origin: Option<Origin>,
+    /// The MCP server, for mcp tools.
+    #[arg(long)]
+    server: Option<String>,
+    /// The tool's input, as JSON.
+    #[arg(long, required_unless_present = "batch")]
+    input: Option<String>,
+    /// Read calls as JSON Lines on stdin and print one decision per line.
+    #[arg(long, conflicts_with_all = ["tool", "input", "origin", "server"])]
+    batch: bool,
+}
+
+/// A JSON Lines request of `--batch`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchLine {
+    tool: String,
+    #[serde(default)]
+    input: Value,
+    #[serde(default)]
+    origin: Origin,
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+}
+
+struct Engine {
+    policy: Policy,
+    env: Environment,
+    facts_cwd: Option<(String, FsPaths)>,
+}
+
+impl Engine {
+    fn decide(&mut self, call: &ToolCall) -> Decision {
+        let scopes = Scopes {
+            roots: self.policy.workspace.roots.clone(),
+            read_roots: self.policy.workspace.read_roots.clone(),
+            blocked: self.policy.workspace.blocked.clone(),
+            blocked_write: self.policy.workspace.blocked_write.clone(),
+        };
+        // One resolver per working directory (batch lines usually share one).
+        if self
+            .facts_cwd
+            .as_ref()
+            .is_none_or(|(cwd, _)| *cwd != call.cwd)
+        {
+            self.facts_cwd = Some((call.cwd.clone(), FsPaths::new(&scopes, &self.env)));
+        }
+        let facts = &self.facts_cwd.as_ref().expect("set above").1;
+        decide(call, &self.policy, facts)
+    }
+}
+
+fn absolute_cwd(cwd: Option<&PathBuf>) -> Result<String> {
+    let dir = match cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("finding the current directory")?,
+    };
+    let dir = std::fs::canonicalize(&dir)
+        .with_context(|| format!("--cwd {}: no such directory", dir.display()))?;
+    Ok(dir.to_string_lossy().into_owned())
+}
+
+fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
+    let env = Environment::from_process();
+    let mut policy = config_files::load(args.config.as_deref(), std::path::Path::new(cwd), &env)?;
+    if let Some(m) = args.mode {
+        policy.mode = m;
+    }
+    policy.unattended |= args.unattended;
+    Ok(Engine {
+        policy,
+        env,
+        facts_cwd: None,
+    })
+}
+
+/// A decision that a call could not even be judged: fail closed.
+fn refusal(code: &str, message: String) -> Value {
+    json!({"decision": "deny", "reasons": [{"code": code, "message": message, "verdict": "deny"}], "effects": []})
+}
+
+pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
+    let cwd = absolute_cwd(args.cwd.as_ref())?;
+    let mut engine = match load_engine(args, &cwd) {
+        Ok(e) => e,
+        Err(err) => {
+            // Configuration that cannot be used stops the engine: deny, and say why.
+            let message = format!("configuration error: {err:#}");
+            eprintln!("portcullis: {message}");
+            if !explain {
+                println!("{}", refusal("config-error", message));
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.batch {
+        let stdin = std::io::stdin().lock();
+        for (n, line) in stdin.lines().enumerate() {
+            let line = line.context("reading standard input")?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let decision = match serde_json::from_str::<BatchLine>(&line) {
+                Ok(req) => {
+                    let call = ToolCall {
+                        tool: ToolRef {
+                            name: req.tool,
+                            origin: req.origin,
+                            server: req.server,
+                            manifest: None,
+                        },
+                        input: req.input,
+                        cwd: req.cwd.clone().unwrap_or_else(|| cwd.clone()),
+                    };
+                    let d = engine.decide(&call);
+                    if explain {
+                        Value::String(explain_text(&call, &d))
+                    } else {
+                        serde_json::to_value(&d)?
+                    }
+                }
+                Err(e) => refusal("bad-input", format!("line {}: {e}", n + 1)),
+            };
+            match decision {
+                Value::String(text) => writeln!(out, "{text}")?,
+                v => writeln!(out, "{v}")?,
+            }
+            out.flush()?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let input_text = args.input.as_deref().unwrap_or("{}");
+    let input: Value = match serde_json::from_str(input_text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("portcullis: --input is not JSON: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let call = ToolCall {
+        tool: ToolRef {
+            name: args.tool.clone().unwrap_or_default(),
+            origin: args.origin.unwrap_or_default(),
+            server: args.server.clone(),
+            manifest: None,
+        },
+        input,
+        cwd,
+    };
+    let d = engine.decide(&call);
+    if explain {
+        write!(out, "{}", explain_text(&call, &d))?;
+    } else {
+        serde_json::to_writer(&mut out, &d)?;
+        writeln!(out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A readable account: each effect, what decided it, and what would change it.
+fn explain_text(call: &ToolCall, d: &Decision) -> String {
+    let mut s = format!(
+        "{} — {} call of `{}` in {}\n",
+        d.decision.as_str().to_uppercase(),
+        call.tool.origin.as_str(),
+        call.tool.name,
+        call.cwd
+    );
+    for r in d.judgements.iter().filter(|r| r.effect.is_none()) {
+        s.push_str(&format!("  [{}] {}\n", r.verdict.as_str(), r.message));
+    }
+    for (i, e) in d.effects.iter().enumerate() {
+        s.push_str(&format!("\n  effect {}: {}\n", i + 1, describe(e)));
+        for r in d.judgements.iter().filter(|r| r.effect == Some(i)) {
+            s.push_str(&format!(
+                "    [{}] {} ({})\n",
+                r.verdict.as_str(),
+                r.message,
+                r.code
+            ));
+            if let Some(rule) = &r.rule {
+                s.push_str(&format!("      decided by: {rule}\n"));
+            }
+            if r.verdict != Verdict::Allow {
+                s.push_str(&format!("      to change: {}\n", suggestion(e, r)));
+            }
+        }
+    }
+    s
+}
+
+fn describe(e: &Effect) -> String {
+    match e {
+        Effect::Exec {
+            program, argv, via, ..
+        } => match argv {
+            Some(a) => format!("runs `{}` (via {via})", a.join(" ")),
+            None => format!("runs `{program}` with arguments known only at run time (via {via})"),
+        },
+        Effect::Read { path, .. } => format!("reads {path}"),
+        Effect::Write { path, .. } => format!("writes {path}"),
+        Effect::Delete { path, .. } => format!("deletes {path}"),
+        Effect::Move { from, to, .. } => format!("moves {from} to {to}"),
+        Effect::Network { program, host } => format!(
+            "network access{}{}",
+            program
+                .as_ref()
+                .map(|p| format!(" by {p}"))
+                .unwrap_or_default(),
+            host.as_ref()
+                .map(|h| format!(" to {h}"))
+                .unwrap_or_default()
+        ),
+        Effect::Code {
+            program,
+            source,
+            reason,
+        } => format!("{program} runs code through {source}: {reason}"),
+        Effect::McpCall { server, tool } => format!("calls MCP tool {tool} of server {server}"),
+        Effect::ToolUse { tool } => format!("uses the tool {tool}"),
+        Effect::Opaque { reason, text } => format!("cannot be analysed ({reason}): {text}"),
+    }
+}
+
+/// What to add to the configuration (or change) for a different outcome.
+fn suggestion(e: &Effect, r: &Reason) -> String {
+    if r.code == "rule-deny" || r.code == "rule-ask" {
+        return format!(
+            "remove or narrow the {} rule {}",
+            if r.code == "rule-deny" { "deny" } else { "ask" },
+            r.rule.clone().unwrap_or_default()
+        );
+    }
+    match (e, r.code.as_str()) {
+        (Effect::Exec { argv: Some(a), .. }, "hazard") => {
+            format!(
+                "allow it literally: add \"Bash({})\" to [permissions] allow",
+                a.join(" ")
+            )
+        }
+        (Effect::Exec { argv: Some(a), .. }, _) => {
+            let prefix: Vec<&str> = a.iter().take(2).map(String::as_str).collect();
+            format!(
+                "add \"Bash({} *)\" to [permissions] allow",
+                prefix.join(" ")
+            )
+        }
+        (Effect::Exec { .. }, _) => {
+            "write the command without run-time values (variables, globs, substitutions)".into()
+        }
+        (Effect::Write { path, .. } | Effect::Delete { path, .. }, "workspace-edit") => {
+            format!(
+                "add \"Edit({path})\" (or \"Edit(./**)\") to [permissions] allow, or use mode = \"approve-for-me\""
+            )
+        }
+        (Effect::Read { path, .. }, "external-path") => format!(
+            "add \"Read(//{}/**)\" to [permissions] allow, or [workspace] read_roots",
+            parent(path)
+        ),
+        (Effect::Write { path, .. } | Effect::Delete { path, .. }, "external-path") => {
+            format!(
+                "add \"Edit(//{}/**)\" to [permissions] allow, or add the directory to [workspace] roots",
+                parent(path)
+            )
+        }
+        (Effect::Code { source, .. }, _) => {
+            format!("allow the command with a rule that names `{source}` literally")
+        }
+        (
+            Effect::Network {
+                host: Some(h),
+                program: None,
+            },
+            _,
+        ) => format!("add \"WebFetch(domain:{h})\" to [permissions] allow"),
+        (Effect::McpCall { server, tool }, _) => {
+            format!("add \"mcp__{server}__{tool}\" to [permissions] allow")
+        }
+        (Effect::ToolUse { tool }, _) => {
+            format!("add \"{tool}\" to [permissions] allow (or a [[tools]] manifest)")
+        }
+        (_, "protected-path" | "blocked-path" | "blocked-write-path" | "read-only-root") => {
+            "this path is not writable by an agent; a person must do this".into()
+        }
+        (_, "secret-path") => "a person must approve reading secrets".into(),
+        (_, "opaque" | "dynamic-path") => {
+            "rewrite the call so it can be analysed, or ask a person".into()
+        }
+        _ => "ask a person, or change the mode".into(),
+    }
+}
+
+fn parent(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    p.parent()
+        .map(|d| d.to_string_lossy().trim_start_matches('/').to_string())
+        .unwrap_or_default()
+}
