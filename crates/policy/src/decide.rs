@@ -673,10 +673,10 @@ fn judge_opaque(why: &str, text: &str, ctx: &Ctx<'_>, _all: &[Effect]) -> Reason
         // `./build.sh` or `bash scripts/test.sh` allowed by a rule naming the file.
         let file = text.split_whitespace().last().unwrap_or("");
         for (_, rule) in &ctx.allowed_by_rule {
-            if let Target::Command(p) = &rule.target {
-                if p.literal_words().any(|w| w == file) {
-                    return rule_reason(rule, None, &what);
-                }
+            if let Target::Command(p) = &rule.target
+                && p.literal_words().any(|w| w == file)
+            {
+                return rule_reason(rule, None, &what);
             }
         }
     }

@@ -51,3 +51,79 @@ pub trait PathFacts {
     /// The user's home directory (absolute), for `~` in rules.
     fn home(&self) -> &str;
 }
+
+/// A lexical stand-in for the file system: `~` and `..` resolved as text, no
+/// symlinks, no protected or secret paths unless listed. For tests and
+/// benchmarks of the policy without a file system; production uses
+/// `portcullis-paths`.
+#[derive(Clone, Debug, Default)]
+pub struct LexicalFacts {
+    pub home: String,
+    /// Workspace roots (absolute).
+    pub roots: Vec<String>,
+    /// Absolute path prefixes that are protected, with reasons.
+    pub protected: Vec<(String, String)>,
+    /// Absolute path prefixes that are secret, with reasons.
+    pub secret: Vec<(String, String)>,
+}
+
+impl LexicalFacts {
+    fn under(path: &str, dir: &str) -> bool {
+        path == dir || (path.starts_with(dir) && path[dir.len()..].starts_with('/')) || dir == "/"
+    }
+
+    /// Absolute, `~` expanded, `.` and `..` removed lexically.
+    pub fn normalize(&self, raw: &str, cwd: &str) -> String {
+        let joined = if let Some(rest) = raw.strip_prefix("~/") {
+            format!("{}/{rest}", self.home)
+        } else if raw == "~" {
+            self.home.clone()
+        } else if raw.starts_with('/') {
+            raw.to_string()
+        } else {
+            format!("{cwd}/{raw}")
+        };
+        let mut parts: Vec<&str> = Vec::new();
+        for c in joined.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                c => parts.push(c),
+            }
+        }
+        format!("/{}", parts.join("/"))
+    }
+}
+
+impl PathFacts for LexicalFacts {
+    fn resolve(&self, raw: &str, cwd: &str) -> PathFact {
+        let canonical = self.normalize(raw, cwd);
+        let in_root =
+            self.roots.iter().any(|r| Self::under(&canonical, r)) || Self::under(&canonical, cwd);
+        let find = |list: &[(String, String)]| {
+            list.iter()
+                .find(|(p, _)| Self::under(&canonical, p))
+                .map(|(_, why)| why.clone())
+        };
+        PathFact {
+            raw: raw.to_string(),
+            zone: if in_root {
+                Zone::Workspace
+            } else {
+                Zone::External
+            },
+            blocked: false,
+            blocked_write: false,
+            protected: find(&self.protected),
+            secret: find(&self.secret),
+            hard_linked: false,
+            canonical,
+        }
+    }
+
+    fn home(&self) -> &str {
+        &self.home
+    }
+}

@@ -23,6 +23,6 @@ pub use config::{Layer, LayerKind, Mode, Policy, WorkspaceConfig};
 pub use decide::{Decision, Reason, Verdict, decide};
 pub use effects::Effect;
 pub use error::{ConfigError, RuleError};
-pub use facts::{PathFact, PathFacts, Zone};
+pub use facts::{LexicalFacts, PathFact, PathFacts, Zone};
 pub use rules::{Rule, RuleList, Target};
 pub use tool::{FsAccess, Manifest, Origin, ToolCall, ToolRef};
