@@ -253,26 +253,27 @@ fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
     let name = portcullis_shell::knowledge::lookup_key(&cmd.program)
         .unwrap_or("")
         .to_string();
-    let allow_rule = ctx
+    let allow_rules: Vec<&Rule> = ctx
         .policy
         .rules
         .iter()
         .filter(|r| r.list == RuleList::Allow)
-        .find(|r| match &r.target {
+        .filter(|r| match &r.target {
             Target::AnyCommand => true,
             Target::Command(p) => p.matches(cmd, Dynamics::Never),
             _ => false,
-        });
+        })
+        .collect();
     if let Some(h) = tables::hazard(cmd) {
-        let literal = allow_rule.is_some_and(|r| match &r.target {
+        // Any matching allow rule that names every hazardous word literally.
+        let literal = allow_rules.iter().find(|r| match &r.target {
             Target::Command(p) => {
                 let words: Vec<&str> = p.literal_words().collect();
                 h.triggers.iter().all(|t| words.contains(&t.as_str()))
             }
             _ => false,
         });
-        if literal {
-            let rule = allow_rule.expect("checked");
+        if let Some(rule) = literal {
             ctx.allowed_by_rule.push((name, rule));
             return rule_reason(
                 rule,
@@ -310,7 +311,7 @@ fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
             ),
         );
     }
-    if let Some(rule) = allow_rule {
+    if let Some(rule) = allow_rules.first() {
         ctx.allowed_by_rule.push((name, rule));
         return rule_reason(rule, None, &what);
     }

@@ -266,7 +266,7 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
         }
         "clean" => f.effects.push(Effect::Delete {
             path: ".".into(),
-            dynamic: true,
+            dynamic: false,
         }),
         "rm" => rest
             .iter()
@@ -290,7 +290,7 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
             // those are protected paths, not commands of this text).
             f.effects.push(Effect::Write {
                 path: ".".into(),
-                dynamic: true,
+                dynamic: false,
             });
         }
         _ => {}

@@ -32,7 +32,11 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     // --- writing, moving, deleting ---------------------------------------------
     ProgramSpec { names: &["rm", "rmdir", "unlink"], operands: O::Delete, ..P },
     ProgramSpec { names: &["shred"], valued: &["-n", "-s", "--iterations", "--size", "--random-source"], operands: O::Write, options: &[("-u", R::Code), ("--remove", R::Code)], ..P },
-    ProgramSpec { names: &["touch", "mkdir", "mkfifo", "mknod", "tee", "truncate", "fallocate", "mktemp"], valued: &["-m", "--mode", "-d", "--date", "-r", "--reference", "-t", "-s", "--size", "-l", "-o", "-p", "--tmpdir", "--suffix", "-Z", "--context"], operands: O::Write, ..P },
+    ProgramSpec { names: &["touch"], valued: &["-d", "--date", "-r", "--reference", "-t"], operands: O::Write, ..P },
+    ProgramSpec { names: &["mkdir", "mkfifo", "mknod"], valued: &["-m", "--mode", "--context"], operands: O::Write, ..P },
+    ProgramSpec { names: &["tee"], operands: O::Write, ..P },
+    ProgramSpec { names: &["truncate", "fallocate"], valued: &["-s", "--size", "-r", "--reference", "-l", "--length", "-o", "--offset"], operands: O::Write, ..P },
+    ProgramSpec { names: &["mktemp"], valued: &["-p", "--tmpdir", "--suffix", "-t"], operands: O::Write, ..P },
     ProgramSpec { names: &["cp", "install"], valued: &["-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group", "--backup", "--sparse", "--reflink", "--preserve", "--no-preserve"], operands: O::CopyToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], ..P },
     ProgramSpec { names: &["mv"], valued: &["-S", "--suffix", "--backup"], operands: O::MoveToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], ..P },
     ProgramSpec { names: &["ln", "link"], valued: &["-S", "--suffix", "--backup"], operands: O::CopyToLast, options: &[("-t", R::WritesValue), ("--target-directory", R::WritesValue)], special: Special::Ln, ..P },
