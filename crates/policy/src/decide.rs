@@ -683,3 +683,97 @@ fn judge_opaque(why: &str, text: &str, ctx: &Ctx<'_>, _all: &[Effect]) -> Reason
     }
     by_mode(ctx.mode, "opaque", what)
 }
+
+/// Judges a call while an Agent Skill's `allowed-tools` is active.
+///
+/// Grant (Claude Code): the listed tools and command patterns are allowed in
+/// addition to the policy's rules (never the bare shell for `Bash(git add *)`).
+/// Restrict (DeerFlow): a tool the skill does not list is unavailable (deny);
+/// a shell listed only with patterns runs only commands matching one of them.
+/// Deny rules, hazards, protected paths and opaque parts apply either way.
+pub fn decide_with_skill(
+    call: &ToolCall,
+    policy: &Policy,
+    facts: &dyn PathFacts,
+    skill: &crate::skills::SkillTools,
+) -> Decision {
+    use crate::skills::{SkillMode, ToolAccess};
+    let access = skill.tool_access(&call.tool.name);
+    let deny = |mut d: Decision, message: String| {
+        let r = Reason {
+            code: "skill-restricted".into(),
+            message,
+            rule: None,
+            effect: None,
+            verdict: Verdict::Deny,
+        };
+        d.judgements.push(r.clone());
+        d.reasons = vec![r];
+        d.decision = Verdict::Deny;
+        d
+    };
+    match (skill.mode(), access) {
+        (SkillMode::Restrict, ToolAccess::Unavailable) => {
+            let d = decide(call, policy, facts);
+            deny(d, skill.unavailable_reason(&call.tool.name))
+        }
+        (SkillMode::Restrict, ToolAccess::AvailableIfMatching) => {
+            let patterns: Vec<crate::rules::CommandPattern> = skill
+                .command_patterns()
+                .filter(|(t, _)| *t == call.tool.name)
+                .filter_map(|(_, p)| crate::rules::CommandPattern::parse(p).ok())
+                .collect();
+            let d = decide(call, policy, facts);
+            let outside = d.effects.iter().find_map(|e| match e {
+                Effect::Exec { command, .. }
+                    if !patterns.iter().any(|p| p.matches(command, Dynamics::Never)) =>
+                {
+                    Some(format!(
+                        "`{}` matches none of the active skill's command patterns",
+                        command.words.join(" ")
+                    ))
+                }
+                Effect::Exec { .. } => None,
+                // Only commands can be matched against the skill's patterns.
+                Effect::Opaque { text, .. } => Some(format!(
+                    "the active skill allows only listed commands; this cannot be analysed: {text}"
+                )),
+                _ => None,
+            });
+            match outside {
+                Some(message) => deny(d, message),
+                None => d,
+            }
+        }
+        (SkillMode::Grant, ToolAccess::Granted | ToolAccess::GrantedIfMatching) => {
+            let mut p = policy.clone();
+            let source = "active skill allowed-tools";
+            let mut add = |text: String| {
+                if let Ok(rule) = Rule::parse(&text, RuleList::Allow, source) {
+                    p.rules.push(rule);
+                }
+            };
+            if access == ToolAccess::Granted {
+                add(call.tool.name.clone());
+                if matches!(
+                    p.table.kind(&call.tool.name),
+                    Some(crate::tables::ToolKind::Shell { .. })
+                ) {
+                    add("Bash".into());
+                }
+            }
+            for (tool, pattern) in skill
+                .command_patterns()
+                .filter(|(t, _)| *t == call.tool.name)
+            {
+                let _ = tool;
+                add(format!("Bash({pattern})"));
+            }
+            for (tool, spec) in skill.scoped().filter(|(t, _)| *t == call.tool.name) {
+                add(format!("{tool}({spec})"));
+            }
+            decide(call, &p, facts)
+        }
+        _ => decide(call, policy, facts),
+    }
+}

@@ -20,7 +20,7 @@ pub mod tables;
 pub mod tool;
 
 pub use config::{Layer, LayerKind, Mode, Policy, WorkspaceConfig};
-pub use decide::{Decision, Reason, Verdict, decide};
+pub use decide::{Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;
 pub use error::{ConfigError, RuleError};
 pub use facts::{LexicalFacts, PathFact, PathFacts, Zone};
