@@ -39,6 +39,12 @@ pub struct CheckArgs {
     /// The tool's input, as JSON.
     #[arg(long, required_unless_present = "batch")]
     input: Option<String>,
+    /// The active skill's `allowed-tools` (scalar form, e.g. `Bash(git add *) Read`).
+    #[arg(long)]
+    skill_allowed_tools: Option<String>,
+    /// How the active skill's list acts: grant (Claude Code) or restrict (DeerFlow).
+    #[arg(long, default_value = "grant", requires = "skill_allowed_tools")]
+    skill_mode: String,
     /// Read calls as JSON Lines on stdin and print one decision per line.
     #[arg(long, conflicts_with_all = ["tool", "input", "origin", "server"])]
     batch: bool,
@@ -60,6 +66,7 @@ struct BatchLine {
 }
 
 struct Engine {
+    skill: Option<portcullis_policy::skills::SkillTools>,
     policy: Policy,
     env: Environment,
     facts_cwd: Option<(String, FsPaths)>,
@@ -82,7 +89,10 @@ impl Engine {
             self.facts_cwd = Some((call.cwd.clone(), FsPaths::new(&scopes, &self.env)));
         }
         let facts = &self.facts_cwd.as_ref().expect("set above").1;
-        decide(call, &self.policy, facts)
+        match &self.skill {
+            Some(skill) => portcullis_policy::decide_with_skill(call, &self.policy, facts, skill),
+            None => decide(call, &self.policy, facts),
+        }
     }
 }
 
@@ -103,7 +113,26 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
         policy.mode = m;
     }
     policy.unattended |= args.unattended;
+    let skill = match &args.skill_allowed_tools {
+        Some(text) => {
+            use portcullis_policy::skills::{
+                AllowedToolsSource, SkillHost, SkillMode, ToolAliases,
+            };
+            let mode = match args.skill_mode.as_str() {
+                "grant" => SkillMode::Grant,
+                "restrict" => SkillMode::Restrict,
+                other => anyhow::bail!("--skill-mode {other}: expected grant or restrict"),
+            };
+            let host = SkillHost::new(mode, ToolAliases::claude_code(), Vec::<String>::new());
+            Some(
+                host.parse(&AllowedToolsSource::Scalar(text.clone()))
+                    .context("--skill-allowed-tools")?,
+            )
+        }
+        None => None,
+    };
     Ok(Engine {
+        skill,
         policy,
         env,
         facts_cwd: None,
