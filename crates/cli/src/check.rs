@@ -68,30 +68,17 @@ struct BatchLine {
 struct Engine {
     skill: Option<portcullis_policy::skills::SkillTools>,
     policy: Policy,
-    env: Environment,
-    facts_cwd: Option<(String, FsPaths)>,
+    /// One resolver for every call: it caches each working directory's scopes.
+    facts: FsPaths,
 }
 
 impl Engine {
-    fn decide(&mut self, call: &ToolCall) -> Decision {
-        let scopes = Scopes {
-            roots: self.policy.workspace.roots.clone(),
-            read_roots: self.policy.workspace.read_roots.clone(),
-            blocked: self.policy.workspace.blocked.clone(),
-            blocked_write: self.policy.workspace.blocked_write.clone(),
-        };
-        // One resolver per working directory (batch lines usually share one).
-        if self
-            .facts_cwd
-            .as_ref()
-            .is_none_or(|(cwd, _)| *cwd != call.cwd)
-        {
-            self.facts_cwd = Some((call.cwd.clone(), FsPaths::new(&scopes, &self.env)));
-        }
-        let facts = &self.facts_cwd.as_ref().expect("set above").1;
+    fn decide(&self, call: &ToolCall) -> Decision {
         match &self.skill {
-            Some(skill) => portcullis_policy::decide_with_skill(call, &self.policy, facts, skill),
-            None => decide(call, &self.policy, facts),
+            Some(skill) => {
+                portcullis_policy::decide_with_skill(call, &self.policy, &self.facts, skill)
+            }
+            None => decide(call, &self.policy, &self.facts),
         }
     }
 }
@@ -131,11 +118,17 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
         }
         None => None,
     };
+    let scopes = Scopes {
+        roots: policy.workspace.roots.clone(),
+        read_roots: policy.workspace.read_roots.clone(),
+        blocked: policy.workspace.blocked.clone(),
+        blocked_write: policy.workspace.blocked_write.clone(),
+    };
+    let facts = FsPaths::new(&scopes, &env);
     Ok(Engine {
         skill,
         policy,
-        env,
-        facts_cwd: None,
+        facts,
     })
 }
 
@@ -146,7 +139,7 @@ fn refusal(code: &str, message: String) -> Value {
 
 pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
     let cwd = absolute_cwd(args.cwd.as_ref())?;
-    let mut engine = match load_engine(args, &cwd) {
+    let engine = match load_engine(args, &cwd) {
         Ok(e) => e,
         Err(err) => {
             // Configuration that cannot be used stops the engine: deny, and say why.

@@ -71,10 +71,8 @@ pub fn load(explicit: Option<&Path>, cwd: &Path, env: &Environment) -> Result<Po
                 Path::new(&p) == root
             })
         });
-    if trusted {
-        if let Some(l) = read_layer(LayerKind::Project, &root.join(".portcullis.toml"))? {
-            layers.push(l);
-        }
+    if trusted && let Some(l) = read_layer(LayerKind::Project, &root.join(".portcullis.toml"))? {
+        layers.push(l);
     }
     if Policy::wants_claude_settings(&layers) {
         for file in [

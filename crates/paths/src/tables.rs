@@ -1,0 +1,274 @@
+//! The data: which paths are protected (never writable) and which are secret
+//! (not readable without a person). One place, two tables; the matching code
+//! is generic (`pattern.rs`).
+//!
+//! Pattern syntax: an anchor — `/` absolute, `~/` the user's home, `~root/`
+//! root's home (from `/etc/passwd`), `$config/` and `$data/` portcullis'
+//! directories, `**/` at any depth — then components, where `*` and `?` glob
+//! within one component, then optionally `/**`: "this path and everything
+//! under it". Without `/**` a pattern names exactly one path.
+//!
+//! Patterns are matched against the canonical path *and* against the path as
+//! written (made absolute, `..` resolved in the text), and the literal part of
+//! an anchored pattern is itself resolved through symlinks, so a dotfile that
+//! is a symlink into a dotfiles repository protects its target too. The first
+//! matching row gives the reason.
+
+/// One row of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The pattern (syntax in the module documentation).
+    pub pattern: &'static str,
+    /// Why, for people and models: short, lower case.
+    pub reason: &'static str,
+    /// Applies only to paths outside the workspace roots (a read root counts
+    /// as outside): the project's own `.env` or test key is its business.
+    pub outside_workspace_only: bool,
+    /// A pattern below the matched part that is exempt, at that position
+    /// (`.claude/worktrees/**`: Claude Code's worktrees are work, not
+    /// settings). Same syntax without an anchor.
+    pub except: Option<&'static str>,
+}
+
+const fn row(pattern: &'static str, reason: &'static str) -> Entry {
+    Entry {
+        pattern,
+        reason,
+        outside_workspace_only: false,
+        except: None,
+    }
+}
+
+const fn outside(pattern: &'static str, reason: &'static str) -> Entry {
+    Entry {
+        outside_workspace_only: true,
+        ..row(pattern, reason)
+    }
+}
+
+const fn except(pattern: &'static str, reason: &'static str, exempt: &'static str) -> Entry {
+    Entry {
+        except: Some(exempt),
+        ..row(pattern, reason)
+    }
+}
+
+const PORTCULLIS_CONFIG: &str = "portcullis configuration";
+const PORTCULLIS_DATA: &str = "portcullis data";
+const GIT_CONFIG: &str = "git configuration";
+const SHELL_STARTUP: &str = "shell startup file";
+const LOGIN_STARTUP: &str = "login or service startup";
+const AGENT_SETTINGS: &str = "agent settings";
+const EDITOR_SETTINGS: &str = "editor settings";
+const GIT_HOOK_MANAGER: &str = "git hook manager configuration";
+const BUILD_CONFIG: &str = "package manager or build tool configuration";
+const SYSTEM: &str = "system files";
+
+/// Never writable, even inside the workspace: what would let an agent change
+/// its own policy, approve itself, or run code later outside any check
+/// (hooks, shell startup files, agent and editor settings, tool
+/// configuration that names programs to run), and the system.
+///
+/// All of `.git/` is protected, not only `hooks/` and `config`: `HEAD`,
+/// `info/attributes`, `modules/*/config`, `worktrees/*` and a `.git` file
+/// (a `gitdir:` pointer) all steer what git runs or which repository it
+/// uses. Git itself writes there when the agent *runs* git; that is an
+/// execution, judged as such, not a write by the agent.
+pub static PROTECTED: &[Entry] = &[
+    // portcullis itself: the agent must not edit its own policy or grants.
+    row("$config/**", PORTCULLIS_CONFIG),
+    row("$data/**", PORTCULLIS_DATA),
+    row("~/.config/portcullis/**", PORTCULLIS_CONFIG),
+    row("~/.local/share/portcullis/**", PORTCULLIS_DATA),
+    // git: hooks and configuration run programs.
+    row("**/.git/hooks/**", "git hooks"),
+    row("**/.git/config", GIT_CONFIG),
+    row("**/.git/**", "git repository internals"),
+    row("**/.gitmodules", "git submodules"),
+    row("~/.gitconfig", GIT_CONFIG),
+    row("~/.config/git/**", GIT_CONFIG),
+    // Shell startup files of the user.
+    row("~/.bashrc", SHELL_STARTUP),
+    row("~/.bashrc.d/**", SHELL_STARTUP),
+    row("~/.bash_profile", SHELL_STARTUP),
+    row("~/.bash_login", SHELL_STARTUP),
+    row("~/.bash_logout", SHELL_STARTUP),
+    row("~/.profile", SHELL_STARTUP),
+    row("~/.zshrc", SHELL_STARTUP),
+    row("~/.zshenv", SHELL_STARTUP),
+    row("~/.zprofile", SHELL_STARTUP),
+    row("~/.zlogin", SHELL_STARTUP),
+    row("~/.zlogout", SHELL_STARTUP),
+    row("~/.config/zsh/**", SHELL_STARTUP),
+    row("~/.config/fish/**", SHELL_STARTUP),
+    row("~/.inputrc", SHELL_STARTUP),
+    row("**/.envrc", "direnv startup file"),
+    // Other things run at login or by the service manager.
+    row("~/.pam_environment", LOGIN_STARTUP),
+    row("~/.config/environment.d/**", LOGIN_STARTUP),
+    row("~/.config/autostart/**", LOGIN_STARTUP),
+    row("~/.config/systemd/**", LOGIN_STARTUP),
+    row("~/.xprofile", LOGIN_STARTUP),
+    row("~/.xsessionrc", LOGIN_STARTUP),
+    row("~/.xinitrc", LOGIN_STARTUP),
+    row("~/.ssh/**", "ssh configuration and keys"),
+    // Agents' settings: permissions, hooks, MCP servers.
+    row("**/.mcp.json", AGENT_SETTINGS),
+    except("**/.claude/**", AGENT_SETTINGS, "worktrees/**"),
+    row("~/.claude.json", AGENT_SETTINGS),
+    row("**/.codex/**", AGENT_SETTINGS),
+    row("**/.cursor/**", AGENT_SETTINGS),
+    row("**/.gemini/**", AGENT_SETTINGS),
+    row("**/.pi/**", AGENT_SETTINGS),
+    // Editors and dev containers: tasks, launch configurations, extensions.
+    row("**/.vscode/**", EDITOR_SETTINGS),
+    row("**/.idea/**", EDITOR_SETTINGS),
+    row("**/.devcontainer/**", EDITOR_SETTINGS),
+    row("**/.devcontainer.json", EDITOR_SETTINGS),
+    // Git hook managers.
+    row("**/.husky/**", GIT_HOOK_MANAGER),
+    row("**/.pre-commit-config.yaml", GIT_HOOK_MANAGER),
+    row("**/lefthook.yml", GIT_HOOK_MANAGER),
+    row("**/lefthook.yaml", GIT_HOOK_MANAGER),
+    row("**/.lefthook.yml", GIT_HOOK_MANAGER),
+    row("**/.lefthook.yaml", GIT_HOOK_MANAGER),
+    // Tool configuration that names programs to run (scripts, runners,
+    // wrappers, preprocessors).
+    row("**/.npmrc", BUILD_CONFIG),
+    row("**/.yarnrc*", BUILD_CONFIG),
+    row("**/.yarn/**", BUILD_CONFIG),
+    row("**/.pnp.*", BUILD_CONFIG),
+    row("**/bunfig.toml", BUILD_CONFIG),
+    row("**/.cargo/**", BUILD_CONFIG),
+    row("**/.mvn/**", BUILD_CONFIG),
+    row("**/gradle/wrapper/gradle-wrapper.properties", BUILD_CONFIG),
+    row("**/.bazelrc", BUILD_CONFIG),
+    row("**/.ripgreprc", BUILD_CONFIG),
+    // The system.
+    row("/etc/**", SYSTEM),
+    row("/usr/**", SYSTEM),
+    row("/boot/**", SYSTEM),
+    row("/bin/**", SYSTEM),
+    row("/sbin/**", SYSTEM),
+    row("/lib*/**", SYSTEM),
+];
+
+const SSH_KEYS: &str = "ssh keys";
+const CLOUD: &str = "cloud credentials";
+const TOKENS: &str = "credentials";
+const AGENT_CREDENTIALS: &str = "agent credentials";
+const HISTORY: &str = "shell or tool history";
+const PASSWORDS: &str = "password hashes";
+const ENV_OUTSIDE: &str = ".env outside the workspace";
+const KEY_OUTSIDE: &str = "private key outside the workspace";
+
+/// Not readable without a person: keys, tokens, password stores, histories
+/// (they hold pasted secrets), other processes' environments, and
+/// portcullis' own data (grants and session tokens would let the agent
+/// approve itself).
+///
+/// `.env` files and key files are secret only outside the workspace roots:
+/// inside, they are the project's own files, which the agent works on.
+pub static SECRETS: &[Entry] = &[
+    row("$data/**", "portcullis data (grants, session tokens)"),
+    row(
+        "~/.local/share/portcullis/**",
+        "portcullis data (grants, session tokens)",
+    ),
+    row("~/.ssh/**", SSH_KEYS),
+    row("~/.aws/**", CLOUD),
+    row("~/.config/gcloud/**", CLOUD),
+    row("~/.azure/**", CLOUD),
+    row("~/.kube/config", "cluster credentials"),
+    row("~/.docker/config.json", "registry credentials"),
+    row("~/.gnupg/**", "gpg keys"),
+    row("~/.password-store/**", "password store"),
+    row("~/.local/share/keyrings/**", "keyring"),
+    row("~/.netrc", TOKENS),
+    row("~/.git-credentials", TOKENS),
+    row("~/.config/git/credentials", TOKENS),
+    row("~/.config/gh/hosts.yml", TOKENS),
+    row("~/.npmrc", TOKENS),
+    row("~/.pypirc", TOKENS),
+    row("~/.cargo/credentials", TOKENS),
+    row("~/.cargo/credentials.toml", TOKENS),
+    row("~/.gem/credentials", TOKENS),
+    row("~/.vault-token", TOKENS),
+    row("~/.claude/.credentials.json", AGENT_CREDENTIALS),
+    row("~/.codex/auth.json", AGENT_CREDENTIALS),
+    row("~/.gemini/oauth_creds.json", AGENT_CREDENTIALS),
+    row("~/.bash_history", HISTORY),
+    row("~/.zsh_history", HISTORY),
+    row("~/.histfile", HISTORY),
+    row("~/.python_history", HISTORY),
+    row("~/.node_repl_history", HISTORY),
+    row("~/.psql_history", HISTORY),
+    row("~/.mysql_history", HISTORY),
+    row("~/.sqlite_history", HISTORY),
+    row("~/.local/share/fish/fish_history", HISTORY),
+    row("~root/.ssh/**", SSH_KEYS),
+    row("~root/.bash_history", HISTORY),
+    row("~root/.zsh_history", HISTORY),
+    row("~root/.histfile", HISTORY),
+    row("~root/.python_history", HISTORY),
+    row("~root/.node_repl_history", HISTORY),
+    row("~root/.psql_history", HISTORY),
+    row("~root/.mysql_history", HISTORY),
+    row("~root/.sqlite_history", HISTORY),
+    row("~root/.local/share/fish/fish_history", HISTORY),
+    row("/etc/shadow", PASSWORDS),
+    row("/etc/shadow-", PASSWORDS),
+    row("/etc/gshadow", PASSWORDS),
+    row("/etc/gshadow-", PASSWORDS),
+    row("/etc/sudoers*/**", "sudo configuration"),
+    row("/etc/ssh/ssh_host_*_key", "ssh host keys"),
+    row("/proc/*/environ", "process environment"),
+    row("/proc/*/task/*/environ", "process environment"),
+    row("/proc/*/mem", "process memory"),
+    row("/proc/*/task/*/mem", "process memory"),
+    outside("**/.env", ENV_OUTSIDE),
+    outside("**/.env.*", ENV_OUTSIDE),
+    outside("**/.envrc", ENV_OUTSIDE),
+    outside("**/id_rsa", KEY_OUTSIDE),
+    outside("**/id_dsa", KEY_OUTSIDE),
+    outside("**/id_ecdsa", KEY_OUTSIDE),
+    outside("**/id_ed25519", KEY_OUTSIDE),
+    outside("**/*.pem", KEY_OUTSIDE),
+    outside("**/*.key", KEY_OUTSIDE),
+    outside("**/*.p12", KEY_OUTSIDE),
+    outside("**/*.pfx", KEY_OUTSIDE),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::parse;
+
+    #[test]
+    fn every_pattern_parses() {
+        for e in PROTECTED.iter().chain(SECRETS) {
+            assert!(parse(e.pattern).is_some(), "bad pattern {}", e.pattern);
+            if let Some(x) = e.except {
+                assert!(parse_except(x), "bad exception {x}");
+            }
+            assert!(!e.reason.is_empty());
+        }
+    }
+
+    fn parse_except(x: &'static str) -> bool {
+        crate::pattern::parse_relative(x).is_some()
+    }
+
+    #[test]
+    fn no_duplicate_patterns() {
+        for table in [PROTECTED, SECRETS] {
+            for (i, a) in table.iter().enumerate() {
+                assert!(
+                    table[i + 1..].iter().all(|b| b.pattern != a.pattern),
+                    "duplicate {}",
+                    a.pattern
+                );
+            }
+        }
+    }
+}
