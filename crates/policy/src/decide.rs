@@ -311,7 +311,8 @@ fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
             ),
         );
     }
-    if let Some(rule) = allow_rules.first() {
+    // Read-only mode cannot be relaxed by allow rules: only read-only programs run.
+    if let Some(rule) = allow_rules.first().filter(|_| ctx.mode != Mode::ReadOnly) {
         ctx.allowed_by_rule.push((name, rule));
         return rule_reason(rule, None, &what);
     }
@@ -499,6 +500,13 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
             Verdict::Ask,
             "secret-path",
             format!("{shown}: a secret ({why}); not read without a person"),
+        );
+    }
+    if ctx.mode == Mode::ReadOnly && op != PathOp::Read {
+        return reason(
+            Verdict::Deny,
+            "read-only-mode",
+            format!("{shown}: no writes in read-only mode"),
         );
     }
     let allow = ctx
