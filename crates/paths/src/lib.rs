@@ -65,6 +65,7 @@
 //! ```
 
 mod env;
+mod glob;
 mod pattern;
 pub mod tables;
 mod walk;
@@ -157,6 +158,9 @@ enum RuleKind {
 struct Places {
     project_root: Option<String>,
     workspace: Vec<String>,
+    /// Configured roots that do not exist and look like files (`report.html`):
+    /// they name that one path, never a tree below it.
+    exact_workspace: Vec<String>,
     read_roots: Vec<String>,
     blocked: Vec<String>,
     blocked_write: Vec<String>,
@@ -164,7 +168,9 @@ struct Places {
 
 impl Places {
     fn zone(&self, path: &str) -> Zone {
-        if self.workspace.iter().any(|r| pattern::is_under(path, r)) {
+        if self.workspace.iter().any(|r| pattern::is_under(path, r))
+            || self.exact_workspace.iter().any(|r| r == path)
+        {
             Zone::Workspace
         } else if self.read_roots.iter().any(|r| pattern::is_under(path, r)) {
             Zone::ReadRoot
@@ -296,7 +302,12 @@ impl FsPaths {
                     && !w.alias
                     && !w.unresolved
                 {
-                    push_new(out, w.path);
+                    if looks_like_missing_file(&w.path) && std::ptr::eq(entries, &self.scopes.roots)
+                    {
+                        push_new(&mut places.exact_workspace, w.path);
+                    } else {
+                        push_new(out, w.path);
+                    }
                 }
             }
         }
@@ -485,6 +496,10 @@ impl PathFacts for FsPaths {
     fn home(&self) -> &str {
         &self.home
     }
+
+    fn expand_glob(&self, pattern: &str, cwd: &str) -> Option<Vec<String>> {
+        glob::expand(pattern, cwd)
+    }
 }
 
 /// Compiles a table row against the anchors' directories (as written and
@@ -629,6 +644,20 @@ fn find_project_root(cwd: &str, home: &str) -> Option<String> {
 }
 
 /// `dir` + `/` + `rest` (either may be empty).
+/// A configured root that names a file, or does not exist and has a name with
+/// an extension (`improve.html`, a file-to-be): it grants that path only, never
+/// a tree below it. Fail closed: a directory not yet created with a dot in its
+/// name is granted too narrowly, never too widely.
+fn looks_like_missing_file(path: &str) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) => !m.is_dir(),
+        Err(_) => {
+            let name = path.rsplit('/').next().unwrap_or("");
+            name.contains('.') && !name.starts_with('.')
+        }
+    }
+}
+
 fn join(dir: &str, rest: &str) -> String {
     let dir = dir.trim_end_matches('/');
     let mut s = String::with_capacity(dir.len() + 1 + rest.len());

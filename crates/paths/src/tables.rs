@@ -160,6 +160,7 @@ const AGENT_CREDENTIALS: &str = "agent credentials";
 const HISTORY: &str = "shell or tool history";
 const PASSWORDS: &str = "password hashes";
 const ENV_OUTSIDE: &str = ".env outside the workspace";
+const ENV_SECRET: &str = "environment file with credentials";
 const KEY_OUTSIDE: &str = "private key outside the workspace";
 
 /// Not readable without a person: keys, tokens, password stores, histories
@@ -226,8 +227,10 @@ pub static SECRETS: &[Entry] = &[
     row("/proc/*/task/*/environ", "process environment"),
     row("/proc/*/mem", "process memory"),
     row("/proc/*/task/*/mem", "process memory"),
-    outside("**/.env", ENV_OUTSIDE),
-    outside("**/.env.*", ENV_OUTSIDE),
+    // A `.env` holds credentials even inside the project (and is an easy way to
+    // exfiltrate them: `curl -d @.env …`): never read without a person.
+    row("**/.env", ENV_SECRET),
+    row("**/.env.*", ENV_SECRET),
     outside("**/.envrc", ENV_OUTSIDE),
     outside("**/id_rsa", KEY_OUTSIDE),
     outside("**/id_dsa", KEY_OUTSIDE),

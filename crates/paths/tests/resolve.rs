@@ -813,10 +813,13 @@ fn secret_paths() {
         ("/etc/gshadow", Some("password hashes")),
         ("/etc/sudoers", Some("sudo configuration")),
         ("/etc/sudoers.d/admins", Some("sudo configuration")),
-        ("../outside/app/.env", Some(".env outside the workspace")),
+        (
+            "../outside/app/.env",
+            Some("environment file with credentials"),
+        ),
         (
             "../outside/app/.env.production",
-            Some(".env outside the workspace"),
+            Some("environment file with credentials"),
         ),
         (
             "../outside/id_ed25519",
@@ -831,8 +834,12 @@ fn secret_paths() {
             Some("private key outside the workspace"),
         ),
         // Not secret.
-        (".env", None), // the project's own
-        ("config/.env.test", None),
+        // Even the project's own: it holds credentials (`curl -d @.env …`).
+        (".env", Some("environment file with credentials")),
+        (
+            "config/.env.test",
+            Some("environment file with credentials"),
+        ),
         ("tests/fixtures/server.pem", None),
         ("~/.kube/cache/x", None),
         ("~/.docker/other.json", None),
@@ -857,7 +864,10 @@ fn env_file_in_a_read_root_is_secret() {
     });
     let f = fx.resolve(&paths, &fx.p("outside/lib/.env"), "proj");
     assert_eq!(f.zone, Zone::ReadRoot);
-    assert_eq!(f.secret.as_deref(), Some(".env outside the workspace"));
+    assert_eq!(
+        f.secret.as_deref(),
+        Some("environment file with credentials")
+    );
 }
 
 #[test]
@@ -867,7 +877,10 @@ fn workspace_symlink_to_an_outside_env_is_secret() {
     fx.link(&fx.p("outside/app/.env"), "proj/app.env");
     let f = fx.resolve(&fx.paths(), "app.env", "proj");
     assert_eq!(f.zone, Zone::External);
-    assert_eq!(f.secret.as_deref(), Some(".env outside the workspace"));
+    assert_eq!(
+        f.secret.as_deref(),
+        Some("environment file with credentials")
+    );
 }
 
 #[test]

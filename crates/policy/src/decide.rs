@@ -143,7 +143,10 @@ fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str) -> bool {
     match &rule.target {
         Target::Tool(n) => n == "*" || n == tool || n == rule_name,
         Target::Unevaluated { tool: t, .. } => t == tool,
-        Target::Mcp { server, tool: None } => rule_name.starts_with(&format!("mcp__{server}__")),
+        Target::Mcp { server, tool: None } => {
+            rule_name.starts_with("mcp__")
+                && (server == "*" || rule_name.starts_with(&format!("mcp__{server}__")))
+        }
         Target::Mcp {
             server,
             tool: Some(t),
@@ -264,6 +267,29 @@ fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
             _ => false,
         })
         .collect();
+    // `rm *` with a file named `-rf`: a glob at the start of a word can expand
+    // to option names. Only programs whose options cannot hurt take that.
+    let leading_glob = cmd
+        .dynamic_words
+        .iter()
+        .filter(|i| **i > 0)
+        .filter_map(|i| cmd.words.get(*i))
+        .find(|w| w.starts_with(['*', '?', '[']));
+    if let Some(word) = leading_glob
+        && !tables::GLOB_SAFE_PROGRAMS.contains(&name.as_str())
+        && ctx.mode != Mode::FullAccess
+    {
+        let verdict = if ctx.mode == Mode::ReadOnly {
+            Verdict::Deny
+        } else {
+            Verdict::Ask
+        };
+        return reason(
+            verdict,
+            "glob-options",
+            format!("{what}: `{word}` can expand to file names that read as options"),
+        );
+    }
     if let Some(h) = tables::hazard(cmd) {
         // Any matching allow rule that names every hazardous word literally.
         let literal = allow_rules.iter().find(|r| match &r.target {
@@ -341,30 +367,69 @@ fn is_read_only(cmd: &portcullis_shell::Command) -> bool {
     let Some(name) = portcullis_shell::knowledge::lookup_key(&cmd.program) else {
         return false;
     };
+    let static_args = cmd.dynamic_words.is_empty();
+    // `cargo --version`, `node -v`: a known program asked for its version or help.
+    if static_args
+        && is_known_program(name)
+        && matches!(cmd.words.as_slice(), [_, a] if matches!(a.as_str(), "--version" | "-V" | "-v" | "version" | "--help" | "-h" | "help"))
+    {
+        return true;
+    }
     if name == "git" {
-        let sub = cmd
-            .words
-            .iter()
-            .enumerate()
-            .skip(1)
-            .find(|(_, w)| !w.starts_with('-'));
-        return match sub {
-            Some((i, w)) => {
-                !cmd.dynamic_words.contains(&i)
-                    && READ_ONLY_GIT.contains(&w.as_str())
-                    && no_git_globals(cmd, i)
-            }
-            None => false,
-        };
+        return git_read_only(cmd);
     }
     READ_ONLY_PROGRAMS.contains(&name)
 }
 
-/// `git -C dir status` is fine; `git -c k=v status` carries code effects, judged separately.
-fn no_git_globals(cmd: &portcullis_shell::Command, sub_index: usize) -> bool {
-    cmd.words[1..sub_index]
-        .iter()
-        .all(|w| !w.starts_with("-c") && !w.starts_with("--config-env"))
+/// A read-only git subcommand, after global options (`git -C dir log`).
+fn git_read_only(cmd: &portcullis_shell::Command) -> bool {
+    let mut i = 1;
+    while let Some(w) = cmd.words.get(i) {
+        if cmd.dynamic_words.contains(&i) {
+            return false;
+        }
+        match w.as_str() {
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-c" | "--config-env" => return false, // carries code effects, judged separately; not plain
+            w if w.starts_with("-c") || w.starts_with("--config-env") => return false,
+            w if w.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = cmd.words.get(i) else {
+        return false;
+    };
+    let rest = &cmd.words[i + 1..];
+    match sub.as_str() {
+        "remote" => {
+            rest.iter()
+                .all(|a| matches!(a.as_str(), "-v" | "--verbose" | "get-url"))
+                || rest.first().is_some_and(|a| a == "get-url")
+        }
+        "branch" | "tag" => rest.iter().all(|a| {
+            matches!(
+                a.as_str(),
+                "-a" | "-r"
+                    | "-v"
+                    | "-vv"
+                    | "--list"
+                    | "-l"
+                    | "--show-current"
+                    | "--all"
+                    | "--merged"
+                    | "--no-merged"
+                    | "--contains"
+            )
+        }),
+        "stash" => rest.first().is_some_and(|a| a == "list" || a == "show"),
+        "config" => rest.iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "--get" | "--get-all" | "--list" | "-l" | "--get-regexp" | "get" | "list"
+            )
+        }),
+        s => READ_ONLY_GIT.contains(&s),
+    }
 }
 
 fn is_known_program(name: &str) -> bool {
@@ -407,12 +472,45 @@ fn harmless_device(path: &str, op: PathOp) -> bool {
 
 fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
     let what = format!("{} `{path}`", op.verb());
+    // `$HOME/x` is known: the policy knows the home directory.
+    let expanded = if dynamic {
+        expand_home(path, ctx.facts.home())
+    } else {
+        None
+    };
+    let (path, dynamic) = match &expanded {
+        Some(p) => (p.as_str(), false),
+        None => (path, dynamic),
+    };
     if !dynamic && harmless_device(path, op) {
         return reason(
             Verdict::Allow,
             "harmless-device",
             format!("{what}: a harmless device"),
         );
+    }
+    // An unquoted glob is judged by the files it matches.
+    if dynamic
+        && is_plain_glob(path)
+        && let Some(matches) = ctx.facts.expand_glob(path, ctx.cwd)
+    {
+        let judged: Vec<Reason> = if matches.is_empty() {
+            // No match: bash passes the pattern itself.
+            vec![judge_path(op, path, false, ctx)]
+        } else {
+            matches
+                .iter()
+                .map(|m| judge_path(op, m, false, ctx))
+                .collect()
+        };
+        let worst = judged
+            .into_iter()
+            .max_by_key(|r| r.verdict)
+            .expect("at least one");
+        return Reason {
+            message: format!("{what} (a glob): {}", worst.message),
+            ..worst
+        };
     }
     if dynamic {
         if ctx.mode == Mode::FullAccess {
@@ -459,6 +557,17 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
             Verdict::Deny,
             "blocked-path",
             format!("{shown}: a blocked path"),
+        );
+    }
+    if op == PathOp::Delete
+        && (canonical == "/" || contains(canonical, home) || contains(canonical, ctx.cwd))
+    {
+        return reason(
+            Verdict::Deny,
+            "critical-path",
+            format!(
+                "{shown}: deletes the root, the home directory, or the working directory and what holds it"
+            ),
         );
     }
     if op != PathOp::Read {
@@ -572,6 +681,44 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
             ),
         },
     }
+}
+
+/// A path whose only run-time part is glob characters (`src/*.rs`, `a?.txt`).
+fn is_plain_glob(path: &str) -> bool {
+    path.contains(['*', '?'])
+        && !path.contains("**")
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+@%,:*?~".contains(c))
+        && !path.starts_with('~')
+}
+
+/// Whether `dir` is `path` or one of its ancestors, by components.
+fn contains(dir: &str, path: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    path == dir
+        || dir.is_empty()
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// `$HOME/x`, `${HOME}/x`, `"$HOME"/x`, `"$HOME/x"` with nothing else dynamic.
+fn expand_home(raw: &str, home: &str) -> Option<String> {
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .filter(|r| !r.contains('"'));
+    let unquoted = inner.unwrap_or(raw);
+    let rest = ["\"$HOME\"", "\"${HOME}\"", "${HOME}", "$HOME"]
+        .iter()
+        .find_map(|p| unquoted.strip_prefix(p))?;
+    if !(rest.is_empty() || rest.starts_with('/'))
+        || rest.contains(['$', '`', '*', '?', '[', '{', '"', '\'', '\\'])
+    {
+        return None;
+    }
+    Some(format!("{home}{rest}"))
 }
 
 /// A bare tool rule (`Edit`, `Read`) allows that tool's own path effects.

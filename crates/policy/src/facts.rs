@@ -50,6 +50,14 @@ pub trait PathFacts {
 
     /// The user's home directory (absolute), for `~` in rules.
     fn home(&self) -> &str;
+
+    /// The files an unquoted glob (`src/*.rs`) would expand to, as bash would
+    /// pass them (relative patterns give relative paths; no hidden files unless
+    /// the pattern starts with `.`), or `None` when it cannot tell (too many
+    /// matches, unreadable directories, no file system).
+    fn expand_glob(&self, _pattern: &str, _cwd: &str) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// A lexical stand-in for the file system: `~` and `..` resolved as text, no

@@ -507,20 +507,21 @@ impl DomainPattern {
     pub fn matches(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         let labels: Vec<&str> = host.split('.').collect();
+        // A `*` label matches one label; a leading `*.` matches one or more.
+        let label_eq = |p: &String, l: &&str| p == "*" || p == l;
         match self.labels.first().map(String::as_str) {
             Some("*") if self.labels.len() == 1 => true,
             Some("*") => {
-                // `*.example.com`: one or more labels before the rest.
                 let tail = &self.labels[1..];
                 labels.len() > tail.len()
                     && labels[labels.len() - tail.len()..]
                         .iter()
                         .zip(tail)
-                        .all(|(a, b)| a == b)
+                        .all(|(l, p)| label_eq(p, l))
             }
             _ => {
                 labels.len() == self.labels.len()
-                    && labels.iter().zip(&self.labels).all(|(a, b)| a == b)
+                    && labels.iter().zip(&self.labels).all(|(l, p)| label_eq(p, l))
             }
         }
     }

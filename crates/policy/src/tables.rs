@@ -152,8 +152,6 @@ pub const READ_ONLY_PROGRAMS: &[&str] = &[
     "which",
     "type",
     "command",
-    "whoami",
-    "id",
     "uname",
     "hostname",
     "date",
@@ -242,6 +240,40 @@ pub const READ_ONLY_PROGRAMS: &[&str] = &[
     "sha384sum",
     "split",
     "csplit",
+];
+
+/// Programs for which a file name that reads as an option (`-n`) can do no
+/// harm: an unquoted leading glob (`cat *`) is fine for them.
+pub const GLOB_SAFE_PROGRAMS: &[&str] = &[
+    "cat",
+    "ls",
+    "wc",
+    "head",
+    "tail",
+    "stat",
+    "file",
+    "du",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "echo",
+    "printf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "nl",
+    "od",
+    "cksum",
+    "b2sum",
+    "basename",
+    "dirname",
+    "realpath",
+    "diff",
+    "cmp",
+    "less",
+    "more",
+    "tree",
 ];
 
 /// `git` subcommands that only read.

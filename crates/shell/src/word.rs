@@ -73,6 +73,46 @@ pub(crate) fn normalize(raw: &str, opts: &ParserOptions) -> Word {
     }
 }
 
+/// The output of a substitution that is exactly `cat` fed by a quoted heredoc
+/// (`cat <<'EOF' … EOF`): the body, less trailing newlines (as `$( )` strips
+/// them). Anything else — arguments, other redirects, expansions — is unknown.
+fn static_heredoc_output(text: &str, opts: &ParserOptions) -> Option<String> {
+    use brush_parser::ast;
+    if !text.trim_start().starts_with("cat") || !text.contains("<<") {
+        return None;
+    }
+    let program = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), opts)
+        .parse_program()
+        .ok()?;
+    let [list] = program.complete_commands.as_slice() else {
+        return None;
+    };
+    let [ast::CompoundListItem(and_or, _)] = list.0.as_slice() else {
+        return None;
+    };
+    if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
+        return None;
+    }
+    let ast::Command::Simple(simple) = &and_or.first.seq[0] else {
+        return None;
+    };
+    if simple.prefix.is_some()
+        || simple.word_or_name.as_ref().map(|w| w.value.as_str()) != Some("cat")
+    {
+        return None;
+    }
+    let items = &simple.suffix.as_ref()?.0;
+    let [ast::CommandPrefixOrSuffixItem::IoRedirect(ast::IoRedirect::HereDocument(fd, doc))] =
+        items.as_slice()
+    else {
+        return None;
+    };
+    if fd.is_some_and(|f| f != 0) || doc.requires_expansion || doc.remove_tabs {
+        return None;
+    }
+    Some(doc.doc.value.trim_end_matches('\n').to_string())
+}
+
 /// Expands the body of a heredoc with an unquoted delimiter the way bash does
 /// before the reading command sees it: escapes `\$`, `` \` ``, `\\` and
 /// `\<newline>` are removed; substitutions make it dynamic and are returned
@@ -187,7 +227,14 @@ impl Builder {
                 self.parameter_expr(expr, opts);
             }
             WordPiece::CommandSubstitution(text) => {
-                self.dynamic = true;
+                // `"$(cat <<'EOF' … EOF)"` (how agents write commit messages) has a
+                // value known before run time: the heredoc's text. Inside double
+                // quotes it stays one word, so the word remains static. `cat`
+                // still runs and is still reported.
+                match static_heredoc_output(text, opts).filter(|_| quoted) {
+                    Some(value) => self.value.push_str(&value),
+                    None => self.dynamic = true,
+                }
                 self.nested.push(Nested::Command {
                     text: text.clone(),
                     backticks: false,
@@ -531,6 +578,20 @@ mod tests {
         assert!(!n("'*.rs'").dynamic);
         assert!(!n("{}").dynamic);
         assert_eq!(n("'*.rs'").value, "*.rs");
+    }
+
+    #[test]
+    fn a_quoted_cat_heredoc_substitution_is_static() {
+        let w = n("\"$(cat <<'EOF'\nfeat: add x\n\nBody line\nEOF\n)\"");
+        assert!(!w.dynamic);
+        assert_eq!(w.value, "feat: add x\n\nBody line");
+        assert_eq!(w.nested.len(), 1, "cat still runs");
+        // Unquoted: word splitting makes it several words.
+        assert!(n("$(cat <<'EOF'\nx\nEOF\n)").dynamic);
+        // An expanding heredoc, arguments, or another command: unknown.
+        assert!(n("\"$(cat <<EOF\n$x\nEOF\n)\"").dynamic);
+        assert!(n("\"$(cat f <<'EOF'\nx\nEOF\n)\"").dynamic);
+        assert!(n("\"$(cat <<'EOF'\nx\nEOF\nid)\"").dynamic);
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub(super) fn shell(rows: &BTreeMap<usize, Value>) -> Vec<Case> {
         for (variant, config, unattended) in &variants {
             let expect = match (kind, *variant) {
                 ("dangerous", "allow-all" | "approve-for-me") => {
-                    Expect::Because(NOT_ALLOW, &["hazard", "opaque"])
+                    // `critical-path`: deleting the root or the home directory is denied outright.
+                    Expect::Because(NOT_ALLOW, &["hazard", "opaque", "critical-path"])
                 }
                 ("unresolved", "allow-all" | "approve-for-me") => {
                     Expect::Because(NOT_ALLOW, &["opaque", "dynamic-path", "hazard"])

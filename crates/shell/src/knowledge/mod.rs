@@ -26,8 +26,10 @@ pub use table::{ENV_VARS, PROGRAMS, UNMODELLED_RUNNERS};
 pub enum Operands {
     /// Not paths (`echo`, `kill`, `sleep`).
     None,
-    /// Paths read (`cat`, `ls`, `grep` after its pattern).
+    /// Paths read (`cat`, `grep` after its pattern).
     Read,
+    /// Paths read, the working directory when none is given (`ls`, `du`, `tree`).
+    ReadOrCwd,
     /// Paths written or created (`touch`, `mkdir`, `tee`).
     Write,
     /// Paths removed (`rm`, `rmdir`).
@@ -382,10 +384,17 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         );
         return f;
     }
+    if let Some(runner) = SUBCOMMAND_RUNNERS.iter().find(|(p, _, _)| *p == name) {
+        run_subcommand(runner, words, &mut f);
+    }
     let Some(spec) = spec(name) else {
         return f;
     };
     let args = &words[1..];
+    if is_version_query(args) {
+        // `cargo --version`, `node -v`: prints and exits.
+        return f;
+    }
     if spec.network {
         f.network(name, None);
     }
@@ -437,6 +446,73 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
     f
 }
 
+/// Programs that run a command given after a subcommand: (program,
+/// subcommand, operands before the command). Options between the subcommand and
+/// the command make the call opaque (they are not modelled).
+const SUBCOMMAND_RUNNERS: &[(&str, &str, usize)] = &[
+    ("devbox", "run", 0),
+    ("direnv", "exec", 1),
+    ("mise", "exec", 0),
+    ("rtx", "exec", 0),
+    ("asdf", "exec", 0),
+    ("uv", "run", 0),
+    ("poetry", "run", 0),
+    ("pipenv", "run", 0),
+    ("pdm", "run", 0),
+    ("hatch", "run", 0),
+    ("bundle", "exec", 0),
+    ("pnpm", "exec", 0),
+    ("yarn", "exec", 0),
+    ("npm", "exec", 0),
+    ("conda", "run", 0),
+    ("mamba", "run", 0),
+    ("pixi", "run", 0),
+    ("cargo", "run", usize::MAX),
+    ("nix", "develop", usize::MAX),
+    ("flatpak", "run", usize::MAX),
+];
+
+fn run_subcommand(runner: &(&str, &str, usize), words: &[Word], f: &mut Findings) {
+    let (program, sub, skip) = *runner;
+    let Some(pos) = words.iter().position(|w| w.value == sub) else {
+        return;
+    };
+    if words[1..pos]
+        .iter()
+        .any(|w| !w.value.starts_with('-') || w.dynamic)
+    {
+        return; // the subcommand word is an argument of something else
+    }
+    if skip == usize::MAX {
+        return; // runs the project's own program: a code effect elsewhere
+    }
+    let mut i = pos + 1 + skip;
+    if words.get(i).is_some_and(|w| w.value == "--") {
+        i += 1;
+    } else if words
+        .get(i)
+        .is_some_and(|w| w.value.starts_with('-') || w.dynamic)
+    {
+        f.opaque(
+            OpaqueReason::UnknownWrapperOption,
+            format!(
+                "{program} {sub} with options not modelled here: {}",
+                join(words)
+            ),
+        );
+        return;
+    }
+    if i < words.len() {
+        f.commands
+            .push((format!("{program} {sub}"), i..words.len(), None));
+    }
+}
+
+/// `--version`, `-V`, `--help` alone: the program prints and exits.
+fn is_version_query(args: &[Word]) -> bool {
+    matches!(args, [w] if !w.dynamic && matches!(w.value.as_str(), "--version" | "-V" | "-v" | "version" | "--help" | "-h" | "help"))
+}
+
 pub(super) fn join(words: &[Word]) -> String {
     words
         .iter()
@@ -479,6 +555,8 @@ pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Fin
     match spec.operands {
         O::None => {}
         O::Read => ops.iter().for_each(|w| f.read(w)),
+        O::ReadOrCwd if ops.is_empty() => f.read_path(".", false),
+        O::ReadOrCwd => ops.iter().for_each(|w| f.read(w)),
         O::Write => ops.iter().for_each(|w| f.write(w)),
         O::Delete => ops.iter().for_each(|w| f.delete(w)),
         O::SkipFirstRead => ops

@@ -131,7 +131,14 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
     };
     match sub {
         "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "submodule" | "remote" => {
-            f.network("git", None);
+            // `git remote -v` / `git remote add` stay local; `remote update|show|prune` do not.
+            let local_remote = sub == "remote"
+                && !rest
+                    .iter()
+                    .any(|w| matches!(w.value.as_str(), "update" | "show" | "prune" | "set-head"));
+            if !local_remote {
+                f.network("git", None);
+            }
             for (cmd, dynamic) in opt_value(&["--upload-pack", "-u", "--exec"]) {
                 f.code("git", "--upload-pack", "runs a program for the transport");
                 f.shell("git --upload-pack", &cmd, dynamic);
@@ -264,7 +271,8 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
                 }
             }
         }
-        "clean" => f.effects.push(Effect::Delete {
+        // Removes untracked files below the work tree (not the tree itself).
+        "clean" => f.effects.push(Effect::Write {
             path: ".".into(),
             dynamic: false,
         }),
@@ -2083,6 +2091,37 @@ pub(super) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
         );
     if fetches {
         f.network(name, None);
+    }
+    // Installing from a URL, a VCS or a local path, or from another index,
+    // runs code nobody has vetted: the source must be named literally.
+    if matches!(sub, "install" | "i" | "add" | "download" | "wheel") {
+        for w in args.iter().skip_while(|w| w.value != sub).skip(1) {
+            let v = w.value.as_str();
+            let from_elsewhere = v.contains("://")
+                || v.starts_with("git+")
+                || v.starts_with("git@")
+                || v.starts_with("github:")
+                || v.starts_with("file:")
+                || v.starts_with('/')
+                || v.starts_with("./")
+                || v.starts_with("../")
+                || v.ends_with(".tgz")
+                || v.ends_with(".whl")
+                || v.ends_with(".tar.gz");
+            let other_index = matches!(
+                v,
+                "-i" | "--index-url" | "--extra-index-url" | "--registry" | "-e" | "--editable"
+            ) || v.starts_with("--index-url=")
+                || v.starts_with("--extra-index-url=")
+                || v.starts_with("--registry=");
+            if w.dynamic || from_elsewhere || other_index {
+                f.code(
+                    name,
+                    v,
+                    "installs code from a URL, a path or another package index",
+                );
+            }
+        }
     }
     for (i, w) in args.iter().enumerate() {
         let v = w.value.as_str();
