@@ -626,7 +626,7 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
         .find(|r| match &r.target {
             Target::Read(p) => op == PathOp::Read && p.matches(canonical, ctx.cwd, home),
             Target::Write(p) => p.matches(canonical, ctx.cwd, home),
-            Target::Tool(n) => tool_allows_path(n, ctx.tool_name, op),
+            Target::Tool(n) => tool_allows_path(n, ctx, op),
             _ => false,
         });
     match (fact.zone, op) {
@@ -721,10 +721,14 @@ fn expand_home(raw: &str, home: &str) -> Option<String> {
     Some(format!("{home}{rest}"))
 }
 
-/// A bare tool rule (`Edit`, `Read`) allows that tool's own path effects.
-fn tool_allows_path(rule_tool: &str, tool: &str, op: PathOp) -> bool {
-    rule_tool == tool
-        && (op == PathOp::Read || matches!(tool, "Edit" | "Write" | "MultiEdit" | "NotebookEdit"))
+/// A bare tool rule (`Edit`, `Read`, or the kind's portable name) allows that
+/// tool's own path effects; which tools write comes from the tool table.
+fn tool_allows_path(rule_tool: &str, ctx: &Ctx<'_>, op: PathOp) -> bool {
+    let kind = ctx.policy.table.kind(ctx.tool_name);
+    let named =
+        rule_tool == ctx.tool_name || kind.is_some_and(|k| tables::rule_name(k) == rule_tool);
+    let writes = matches!(kind, Some(tables::ToolKind::Write { .. }));
+    named && (op == PathOp::Read || writes)
 }
 
 // ----- network, code, tools, opaque ----------------------------------------------------
@@ -742,7 +746,12 @@ fn judge_network(program: Option<&str>, host: Option<&str>, ctx: &Ctx<'_>) -> Re
                 (Target::Domain(d), Some(h)) => d.matches(h),
                 (Target::Tool(n), _) => {
                     program.is_none()
-                        && (n == ctx.tool_name || n == "WebFetch" && ctx.tool_name == "WebFetch")
+                        && (n == ctx.tool_name
+                            || ctx
+                                .policy
+                                .table
+                                .kind(ctx.tool_name)
+                                .is_some_and(|k| tables::rule_name(k) == n))
                 }
                 _ => false,
             };
