@@ -43,7 +43,7 @@ pub(crate) fn expand(pattern: &str, cwd: &str) -> Option<Vec<String>> {
                 if name.starts_with('.') && !comp.starts_with('.') {
                     continue;
                 }
-                if matches(comp, &name) {
+                if portcullis_policy::rules::glob_component(comp, &name) {
                     next.push(join(&name));
                     if next.len() > MAX_MATCHES {
                         return None;
@@ -71,20 +71,6 @@ pub(crate) fn expand(pattern: &str, cwd: &str) -> Option<Vec<String>> {
         .collect();
     existing.sort();
     Some(existing)
-}
-
-fn matches(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len()).any(|k| go(rest, &n[k..])),
-            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
 }
 
 #[cfg(test)]

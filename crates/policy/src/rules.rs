@@ -468,7 +468,9 @@ fn match_components(pat: &[&str], path: &[&str], below_ok: bool) -> bool {
     }
 }
 
-fn glob_component(pattern: &str, name: &str) -> bool {
+/// Matches one path component against a glob with `*` and `?` (no `/`).
+/// Shared with the paths crate, which expands globs with the same semantics.
+pub fn glob_component(pattern: &str, name: &str) -> bool {
     if !pattern.contains(['*', '?']) {
         return pattern == name;
     }
