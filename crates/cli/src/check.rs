@@ -45,6 +45,13 @@ pub struct CheckArgs {
     /// How the active skill's list acts: grant (Claude Code) or restrict (DeerFlow).
     #[arg(long, default_value = "grant", requires = "skill_allowed_tools")]
     skill_mode: String,
+    /// The session making the call (also `PORTCULLIS_SESSION`): its grants apply,
+    /// the decision is audited, and refusals raise permission requests.
+    #[arg(long)]
+    session: Option<String>,
+    /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
     /// Read calls as JSON Lines on stdin and print one decision per line.
     #[arg(long, conflicts_with_all = ["tool", "input", "origin", "server"])]
     batch: bool,
@@ -63,6 +70,8 @@ struct BatchLine {
     server: Option<String>,
     #[serde(default)]
     cwd: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
 }
 
 struct Engine {
@@ -70,15 +79,82 @@ struct Engine {
     policy: Policy,
     /// One resolver for every call: it caches each working directory's scopes.
     facts: FsPaths,
+    /// The store, opened when a session is involved.
+    data_dir: Option<PathBuf>,
 }
 
 impl Engine {
-    fn decide(&self, call: &ToolCall) -> Decision {
-        match &self.skill {
-            Some(skill) => {
-                portcullis_policy::decide_with_skill(call, &self.policy, &self.facts, skill)
+    /// Decides a call; with a session (from the call or the environment) the
+    /// stateful engine judges it with grants, audits it and raises requests.
+    fn decide(&self, call: &ToolCall, session: Option<&str>) -> Result<(Decision, Value)> {
+        let env_session = std::env::var("PORTCULLIS_SESSION").ok();
+        if session.is_none() && env_session.is_none() {
+            let d = match &self.skill {
+                Some(skill) => {
+                    portcullis_policy::decide_with_skill(call, &self.policy, &self.facts, skill)
+                }
+                None => decide(call, &self.policy, &self.facts),
+            };
+            let v = serde_json::to_value(&d)?;
+            return Ok((d, v));
+        }
+        let dir = self
+            .data_dir
+            .clone()
+            .unwrap_or_else(portcullis_store::default_data_dir);
+        let store = portcullis_store::Store::open(&dir)
+            .with_context(|| format!("opening the store in {}", dir.display()))?;
+        let facts = FsPaths::new(&self.scopes(), &Environment::from_process());
+        let mut engine = portcullis_engine::Engine::new(store, self.policy.clone(), facts);
+        engine.skill = self.skill.clone();
+        let ctx = portcullis_engine::CallContext {
+            sources: portcullis_engine::SessionSources {
+                body: session.map(str::to_string),
+                env: env_session,
+                ..Default::default()
+            },
+            token: None,
+            require_token: false,
+        };
+        match engine.decide(call, &ctx, crate::state::now()) {
+            Ok(outcome) => {
+                let v = serde_json::to_value(&outcome)?;
+                Ok((outcome.decision, v))
             }
-            None => decide(call, &self.policy, &self.facts),
+            Err(portcullis_engine::EngineError::SessionConflict { sources }) => {
+                let message = format!(
+                    "session conflict: {}",
+                    sources
+                        .iter()
+                        .map(|(s, v)| format!("{s}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                let v = refusal("session-conflict", message.clone());
+                let d: Decision = Decision {
+                    decision: Verdict::Deny,
+                    reasons: vec![Reason {
+                        code: "session-conflict".into(),
+                        message,
+                        rule: None,
+                        effect: None,
+                        verdict: Verdict::Deny,
+                    }],
+                    effects: Vec::new(),
+                    judgements: Vec::new(),
+                };
+                Ok((d, v))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn scopes(&self) -> Scopes {
+        Scopes {
+            roots: self.policy.workspace.roots.clone(),
+            read_roots: self.policy.workspace.read_roots.clone(),
+            blocked: self.policy.workspace.blocked.clone(),
+            blocked_write: self.policy.workspace.blocked_write.clone(),
         }
     }
 }
@@ -129,6 +205,7 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
         skill,
         policy,
         facts,
+        data_dir: args.data_dir.clone(),
     })
 }
 
@@ -171,11 +248,13 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
                         input: req.input,
                         cwd: req.cwd.clone().unwrap_or_else(|| cwd.clone()),
                     };
-                    let d = engine.decide(&call);
+                    let session = req.session.clone();
+                    let (d, v) =
+                        engine.decide(&call, session.as_deref().or(args.session.as_deref()))?;
                     if explain {
                         Value::String(explain_text(&call, &d))
                     } else {
-                        serde_json::to_value(&d)?
+                        v
                     }
                 }
                 Err(e) => refusal("bad-input", format!("line {}: {e}", n + 1)),
@@ -206,11 +285,11 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
         input,
         cwd,
     };
-    let d = engine.decide(&call);
+    let (d, v) = engine.decide(&call, args.session.as_deref())?;
     if explain {
         write!(out, "{}", explain_text(&call, &d))?;
     } else {
-        serde_json::to_writer(&mut out, &d)?;
+        serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
     }
     Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@
 mod analyze;
 mod check;
 mod config_files;
+mod state;
 
 use std::process::ExitCode;
 
@@ -29,6 +30,18 @@ enum Commands {
     Check(check::CheckArgs),
     /// Explain a decision: each effect, what decided it, and what would change it.
     Explain(check::CheckArgs),
+    /// Sessions: register, list, revoke.
+    #[command(subcommand)]
+    Sessions(state::SessionsCmd),
+    /// Grants: add, list, revoke.
+    #[command(subcommand)]
+    Grants(state::GrantsCmd),
+    /// Permission requests: list, resolve.
+    #[command(subcommand)]
+    Requests(state::RequestsCmd),
+    /// The audit log: tail, verify, export.
+    #[command(subcommand)]
+    Audit(state::AuditCmd),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +61,10 @@ fn main() -> ExitCode {
         Commands::Analyze(args) => analyze::run(&args),
         Commands::Check(args) => check::run(&args, false),
         Commands::Explain(args) => check::run(&args, true),
+        Commands::Sessions(cmd) => state::sessions(&cmd),
+        Commands::Grants(cmd) => state::grants(&cmd),
+        Commands::Requests(cmd) => state::requests(&cmd),
+        Commands::Audit(cmd) => state::audit(&cmd),
     };
     match result {
         Ok(code) => code,

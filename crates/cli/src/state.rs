@@ -1,0 +1,440 @@
+//! `portcullis sessions|grants|requests|audit`: the store from the command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use portcullis_store::{
+    AgentKind, AuditCheck, GrantScope, GrantTarget, NewGrant, NewSession, Op, Resolution, Store,
+};
+use serde::Serialize;
+
+/// Where the store lives: `--data-dir`, else `PORTCULLIS_DATA_DIR`, else the default.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct StoreArgs {
+    /// The data directory (else `PORTCULLIS_DATA_DIR`, else `$XDG_DATA_HOME/portcullis`).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl StoreArgs {
+    pub fn open(&self) -> Result<Store> {
+        let dir = self
+            .data_dir
+            .clone()
+            .unwrap_or_else(portcullis_store::default_data_dir);
+        Store::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))
+    }
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn print<T: Serialize>(args: &StoreArgs, value: &T, text: impl FnOnce() -> String) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, value)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", text())?;
+    }
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum SessionsCmd {
+    /// Register a session (prints its token once).
+    Register {
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        cwd: Option<String>,
+        #[arg(long, requires = "kind")]
+        parent: Option<String>,
+        /// main, subagent, background, workflow or scheduled.
+        #[arg(long)]
+        kind: Option<AgentKind>,
+        #[arg(long)]
+        workflow: Option<String>,
+        /// Seconds until the session expires.
+        #[arg(long)]
+        ttl: Option<i64>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List sessions.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Revoke a session: its grants stop applying at the next decision.
+    Revoke {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+pub fn sessions(cmd: &SessionsCmd) -> Result<ExitCode> {
+    match cmd {
+        SessionsCmd::Register {
+            id,
+            agent,
+            cwd,
+            parent,
+            kind,
+            workflow,
+            ttl,
+            store,
+        } => {
+            let s = store.open()?;
+            let r = s.register_session(&NewSession {
+                id: id.clone(),
+                agent: agent.clone(),
+                cwd: cwd.clone(),
+                parent: parent.clone(),
+                kind: kind.unwrap_or(AgentKind::Main),
+                workflow: workflow.clone(),
+                ttl_secs: *ttl,
+            })?;
+            print(store, &r, || {
+                format!(
+                    "registered session {}\ntoken (shown once): {}\n",
+                    r.session.id, r.token
+                )
+            })?;
+        }
+        SessionsCmd::List { store } => {
+            let list = store.open()?.sessions()?;
+            print(store, &list, || {
+                list.iter()
+                    .map(|s| {
+                        format!(
+                            "{}\t{}\t{}\tparent={}\t{}\n",
+                            s.id,
+                            s.kind.as_str(),
+                            s.agent.clone().unwrap_or_default(),
+                            s.parent.clone().unwrap_or_else(|| "-".into()),
+                            if s.revoked_at.is_some() {
+                                "revoked"
+                            } else {
+                                "active"
+                            }
+                        )
+                    })
+                    .collect()
+            })?;
+        }
+        SessionsCmd::Revoke { id, store } => {
+            let done = store.open()?.revoke_session(id)?;
+            if !done {
+                bail!("no active session {id}");
+            }
+            print(store, &serde_json::json!({"revoked": id}), || {
+                format!("revoked session {id}\n")
+            })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+pub enum GrantsCmd {
+    /// Add a grant (as a person approving).
+    Add {
+        /// The session it belongs to (device grants belong to none).
+        #[arg(long)]
+        session: Option<String>,
+        /// once, session or device (device: read-only operations only).
+        #[arg(long)]
+        scope: String,
+        /// read, write, delete, move or exec.
+        #[arg(long)]
+        op: Op,
+        /// The path (canonicalised now; a directory grants everything below it).
+        #[arg(long, conflicts_with = "command", required_unless_present = "command")]
+        path: Option<PathBuf>,
+        /// A command pattern, in rule syntax (`git push *`).
+        #[arg(long)]
+        command: Option<String>,
+        /// Seconds until the grant expires.
+        #[arg(long)]
+        ttl: Option<i64>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List grants.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Revoke a grant: it stops applying at the next decision.
+    Revoke {
+        id: i64,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+fn scope(s: &str) -> Result<GrantScope> {
+    match s {
+        "once" => Ok(GrantScope::Once),
+        "session" => Ok(GrantScope::Session),
+        "device" => Ok(GrantScope::Device),
+        other => bail!("--scope {other}: expected once, session or device"),
+    }
+}
+
+pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
+    match cmd {
+        GrantsCmd::Add {
+            session,
+            scope: sc,
+            op,
+            path,
+            command,
+            ttl,
+            store,
+        } => {
+            let scope = scope(sc)?;
+            let target = match (path, command) {
+                (Some(p), _) => {
+                    let canonical = std::fs::canonicalize(p).with_context(|| {
+                        format!("--path {}: no such file or directory", p.display())
+                    })?;
+                    GrantTarget::Path {
+                        folder: canonical.is_dir(),
+                        canonical: canonical.to_string_lossy().into_owned(),
+                    }
+                }
+                (None, Some(c)) => {
+                    portcullis_policy::rules::CommandPattern::parse(c)
+                        .map_err(|e| anyhow::anyhow!("--command {c:?}: {e}"))?;
+                    GrantTarget::Command { pattern: c.clone() }
+                }
+                (None, None) => bail!("give --path or --command"),
+            };
+            if scope != GrantScope::Device && session.is_none() {
+                bail!("--session is required for once and session grants");
+            }
+            let s = store.open()?;
+            let g = s.add_grant(&NewGrant {
+                session: if scope == GrantScope::Device {
+                    None
+                } else {
+                    session.clone()
+                },
+                scope,
+                op: op.clone(),
+                target,
+                expires_at: ttl.map(|t| now() + t),
+                approver: approver(),
+                request: None,
+            })?;
+            print(store, &g, || format!("grant #{} added\n", g.id))?;
+        }
+        GrantsCmd::List { store } => {
+            let list = store.open()?.grants()?;
+            print(store, &list, || {
+                list.iter()
+                    .map(|g| {
+                        format!(
+                            "#{}\t{:?}\t{:?}\t{}\n",
+                            g.id,
+                            g.scope,
+                            g.op,
+                            target_text(&g.target)
+                        )
+                    })
+                    .collect()
+            })?;
+        }
+        GrantsCmd::Revoke { id, store } => {
+            if !store.open()?.revoke_grant(*id, now())? {
+                bail!("no active grant #{id}");
+            }
+            print(store, &serde_json::json!({"revoked": id}), || {
+                format!("revoked grant #{id}\n")
+            })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn target_text(t: &GrantTarget) -> String {
+    match t {
+        GrantTarget::Path {
+            canonical,
+            folder: true,
+        } => format!("{canonical}/**"),
+        GrantTarget::Path { canonical, .. } => canonical.clone(),
+        GrantTarget::Command { pattern } => format!("Bash({pattern})"),
+    }
+}
+
+/// Who approves from this command line.
+fn approver() -> String {
+    std::env::var("USER")
+        .map(|u| format!("cli:{u}"))
+        .unwrap_or_else(|_| "cli".into())
+}
+
+#[derive(Subcommand)]
+pub enum RequestsCmd {
+    /// List pending permission requests.
+    List {
+        /// Include resolved requests.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Approve or deny a pending request.
+    Resolve {
+        id: i64,
+        /// once, session, device (reads only) or deny.
+        #[arg(long)]
+        scope: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
+    match cmd {
+        RequestsCmd::List { all, store } => {
+            let list = store.open()?.requests(!all)?;
+            print(store, &list, || {
+                list.iter()
+                    .map(|r| {
+                        format!(
+                            "#{}\t{}\t{:?}\t{}\t×{}\t{}\n",
+                            r.id,
+                            r.session,
+                            r.op,
+                            target_text(&r.target),
+                            r.count,
+                            r.reason
+                        )
+                    })
+                    .collect()
+            })?;
+        }
+        RequestsCmd::Resolve { id, scope, store } => {
+            let how = match scope.as_str() {
+                "once" => Resolution::Once,
+                "session" => Resolution::Session,
+                "device" => Resolution::Device,
+                "deny" => Resolution::Deny,
+                other => bail!("--scope {other}: expected once, session, device or deny"),
+            };
+            let kind = if how == Resolution::Deny {
+                "denial"
+            } else {
+                "approval"
+            };
+            let s = store.open()?;
+            let (r, g) = s.resolve_request(*id, how, &approver(), now())?;
+            s.append_audit(
+                &portcullis_store::AuditEvent {
+                    kind: kind.into(),
+                    session: Some(r.session.clone()),
+                    tool: Some(r.tool.clone()),
+                    verdict: None,
+                    detail: serde_json::json!({"request": r.id, "grant": g.as_ref().map(|g| g.id), "scope": scope}),
+                },
+                now(),
+            )?;
+            print(
+                store,
+                &serde_json::json!({"request": r, "grant": g}),
+                || match &g {
+                    Some(g) => format!(
+                        "request #{} approved: grant #{}; the agent may retry\n",
+                        r.id, g.id
+                    ),
+                    None => format!("request #{} denied\n", r.id),
+                },
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+pub enum AuditCmd {
+    /// The last audit rows.
+    Tail {
+        #[arg(long, default_value_t = 20)]
+        n: usize,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Check the hash chain: exit 0 when it holds, 1 and the first bad row otherwise.
+    Verify {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Every row as JSON Lines.
+    Export {
+        /// JSON Lines (the only format).
+        #[arg(long)]
+        jsonl: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
+    match cmd {
+        AuditCmd::Tail { n, store } => {
+            let rows = store.open()?.audit_tail(*n)?;
+            print(store, &rows, || {
+                rows.iter()
+                    .map(|r| {
+                        format!(
+                            "{}\t{}\t{}\t{}\t{}\n",
+                            r.id,
+                            r.event.kind,
+                            r.event.session.clone().unwrap_or_default(),
+                            r.event.tool.clone().unwrap_or_default(),
+                            r.event.verdict.clone().unwrap_or_default()
+                        )
+                    })
+                    .collect()
+            })?;
+        }
+        AuditCmd::Verify { store } => {
+            let check = store.open()?.verify_audit()?;
+            print(store, &check, || match &check {
+                AuditCheck::Intact { rows } => format!("audit chain intact ({rows} rows)\n"),
+                AuditCheck::Broken { row, why } => {
+                    format!("audit chain broken at row {row}: {why}\n")
+                }
+            })?;
+            if let AuditCheck::Broken { .. } = check {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        AuditCmd::Export { jsonl: _, store } => {
+            let rows = store.open()?.audit_all()?;
+            let mut out = std::io::stdout().lock();
+            for r in rows {
+                serde_json::to_writer(&mut out, &r)?;
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

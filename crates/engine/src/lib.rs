@@ -1,0 +1,263 @@
+//! The one authority: every front door (hook, MCP bridge, HTTP, CLI, library)
+//! calls [`Engine::decide`], and nothing else decides.
+//!
+//! A decision is: resolve who is asking ([`resolve_session`], the only session
+//! resolver), judge the call with the policy, let the session's grants cover
+//! what the policy would ask about, record an audit row, and raise a permission
+//! request a person can approve. What it is not: a front door (it speaks no
+//! agent's wire format) or a policy (the rules live in `portcullis-policy`).
+
+mod grants;
+mod session;
+
+use portcullis_policy::{
+    Decision, PathFacts, Policy, Reason, ToolCall, Verdict, decide, decide_with_skill,
+};
+use portcullis_store::{AuditEvent, Request, Store, StoreError};
+use serde::Serialize;
+
+pub use session::{SessionSources, resolve_session};
+
+/// What can stop a decision from being made at all.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Two sources name different sessions: never a silent pick.
+    #[error("session conflict: {}", describe_sources(.sources))]
+    SessionConflict {
+        sources: Vec<(&'static str, String)>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn describe_sources(sources: &[(&'static str, String)]) -> String {
+    sources
+        .iter()
+        .map(|(s, v)| format!("{s}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Who is asking, as the front door saw it.
+#[derive(Clone, Debug, Default)]
+pub struct CallContext {
+    pub sources: SessionSources,
+    /// The session token the caller presented (HTTP callers must).
+    pub token: Option<String>,
+    /// Whether the caller must prove the session with its token (HTTP).
+    pub require_token: bool,
+}
+
+/// The state of the session a call resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionStatus {
+    /// No session named: the policy alone decides.
+    None,
+    /// A registered, active session: its grants apply.
+    Active,
+    /// Named but not registered: no grants.
+    Unknown,
+    /// Expired or revoked: no grants.
+    Inactive,
+    /// The caller had to prove the session and did not: no grants.
+    Unauthenticated,
+}
+
+/// The engine's answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    #[serde(flatten)]
+    pub decision: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub session_status: SessionStatus,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub grants_used: Vec<i64>,
+    /// The permission request raised for a person, when the refusal is eligible.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<Request>,
+    pub audit_id: i64,
+}
+
+/// The one authority.
+pub struct Engine<F: PathFacts> {
+    pub store: Store,
+    pub policy: Policy,
+    pub facts: F,
+    pub skill: Option<portcullis_policy::skills::SkillTools>,
+}
+
+impl<F: PathFacts> Engine<F> {
+    pub fn new(store: Store, policy: Policy, facts: F) -> Self {
+        Engine {
+            store,
+            policy,
+            facts,
+            skill: None,
+        }
+    }
+
+    /// Decides a call. `now` is unix seconds (the caller's clock, so tests control time).
+    pub fn decide(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome, EngineError> {
+        let session_id = resolve_session(&ctx.sources)?;
+        let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
+        let mut decision = match &self.skill {
+            Some(skill) => decide_with_skill(call, &self.policy, &self.facts, skill),
+            None => decide(call, &self.policy, &self.facts),
+        };
+        let mut grants_used = Vec::new();
+        if decision.decision != Verdict::Allow && status == SessionStatus::Active {
+            let active = self
+                .store
+                .active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
+            if let Some(used) =
+                grants::cover(&decision, &active, call, &self.facts, &self.store, now)?
+            {
+                grants_used = used;
+                let reasons: Vec<Reason> = grants_used
+                    .iter()
+                    .map(|id| Reason {
+                        code: "grant".into(),
+                        message: format!("allowed by grant #{id}"),
+                        rule: None,
+                        effect: None,
+                        verdict: Verdict::Allow,
+                    })
+                    .collect();
+                decision.decision = Verdict::Allow;
+                decision.reasons = reasons;
+            }
+        }
+        let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
+            let own = session_id.as_deref().expect("active implies a session");
+            match grants::request_for(&decision, call, own, &self.facts, &self.store)? {
+                Some(r) => Some(self.store.raise_request(&r, now)?),
+                None => None,
+            }
+        } else {
+            None
+        };
+        let audit = self.store.append_audit(
+            &audit_event(
+                &decision,
+                call,
+                session_id.as_deref(),
+                &grants_used,
+                request.as_ref(),
+            ),
+            now,
+        )?;
+        for id in &grants_used {
+            self.store.append_audit(
+                &AuditEvent {
+                    kind: "grant-used".into(),
+                    session: session_id.clone(),
+                    tool: Some(call.tool.name.clone()),
+                    verdict: Some("allow".into()),
+                    detail: serde_json::json!({ "grant": id, "decision": audit.id }),
+                },
+                now,
+            )?;
+        }
+        Ok(Outcome {
+            decision,
+            session: session_id,
+            session_status: status,
+            grants_used,
+            request,
+            audit_id: audit.id,
+        })
+    }
+
+    /// The session's status and the sessions whose grants it may use: itself
+    /// and its ancestors (a child never sees a sibling's grants).
+    fn session_chain(
+        &self,
+        id: Option<&str>,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<(SessionStatus, Vec<String>), EngineError> {
+        let Some(id) = id else {
+            return Ok((SessionStatus::None, Vec::new()));
+        };
+        let Some(session) = self.store.session(id)? else {
+            return Ok((SessionStatus::Unknown, Vec::new()));
+        };
+        if !session.is_active(now) {
+            return Ok((SessionStatus::Inactive, Vec::new()));
+        }
+        if ctx.require_token {
+            let ok = match &ctx.token {
+                Some(t) => self.store.verify_token(id, t)?,
+                None => false,
+            };
+            if !ok {
+                return Ok((SessionStatus::Unauthenticated, Vec::new()));
+            }
+        }
+        let mut chain = vec![session.id.clone()];
+        for a in self.store.ancestors(id)? {
+            if !a.is_active(now) {
+                break;
+            }
+            chain.push(a.id);
+        }
+        Ok((SessionStatus::Active, chain))
+    }
+}
+
+/// The audit row of a decision: reason codes, effect kinds and canonical
+/// paths, program names. Never file contents, command arguments or tokens.
+fn audit_event(
+    d: &Decision,
+    call: &ToolCall,
+    session: Option<&str>,
+    grants: &[i64],
+    request: Option<&Request>,
+) -> AuditEvent {
+    use portcullis_policy::Effect;
+    let effects: Vec<serde_json::Value> = d
+        .effects
+        .iter()
+        .map(|e| match e {
+            Effect::Exec { program, .. } => serde_json::json!({"kind": "exec", "program": program}),
+            Effect::Read { path, .. } => serde_json::json!({"kind": "read", "path": path}),
+            Effect::Write { path, .. } => serde_json::json!({"kind": "write", "path": path}),
+            Effect::Delete { path, .. } => serde_json::json!({"kind": "delete", "path": path}),
+            Effect::Move { from, to, .. } => {
+                serde_json::json!({"kind": "move", "from": from, "to": to})
+            }
+            Effect::Network { host, .. } => serde_json::json!({"kind": "network", "host": host}),
+            Effect::Code { program, .. } => serde_json::json!({"kind": "code", "program": program}),
+            Effect::McpCall { server, tool } => {
+                serde_json::json!({"kind": "mcp", "server": server, "tool": tool})
+            }
+            Effect::ToolUse { tool } => serde_json::json!({"kind": "tool", "tool": tool}),
+            Effect::Opaque { reason, .. } => {
+                serde_json::json!({"kind": "opaque", "reason": reason})
+            }
+        })
+        .collect();
+    let reasons: Vec<&str> = d.reasons.iter().map(|r| r.code.as_str()).collect();
+    let rules: Vec<&str> = d.reasons.iter().filter_map(|r| r.rule.as_deref()).collect();
+    AuditEvent {
+        kind: "decision".into(),
+        session: session.map(str::to_string),
+        tool: Some(call.tool.name.clone()),
+        verdict: Some(d.decision.as_str().into()),
+        detail: serde_json::json!({
+            "origin": call.tool.origin.as_str(),
+            "reasons": reasons,
+            "rules": rules,
+            "effects": effects,
+            "grants": grants,
+            "request": request.map(|r| r.id),
+        }),
+    }
+}
