@@ -250,10 +250,10 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                 list.iter()
                     .map(|g| {
                         format!(
-                            "#{}\t{:?}\t{:?}\t{}\n",
+                            "#{}\t{}\t{}\t{}\n",
                             g.id,
-                            g.scope,
-                            g.op,
+                            g.scope.as_str(),
+                            g.op.as_str(),
                             target_text(&g.target)
                         )
                     })
@@ -319,10 +319,10 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                 list.iter()
                     .map(|r| {
                         format!(
-                            "#{}\t{}\t{:?}\t{}\t×{}\t{}\n",
+                            "#{}\t{}\t{}\t{}\t×{}\t{}\n",
                             r.id,
                             r.session,
-                            r.op,
+                            r.op.as_str(),
                             target_text(&r.target),
                             r.count,
                             r.reason

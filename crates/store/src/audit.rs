@@ -1,0 +1,316 @@
+//! The audit log: append-only rows chained with BLAKE3.
+//!
+//! Row `n` stores `prev_hash` = the hash of row `n − 1` (64 zeros for row 1)
+//! and `hash = BLAKE3(prev_hash as 32 bytes ‖ canonical JSON)`, where the
+//! canonical JSON is, in this order and compact,
+//! `{"id":…,"at":…,"kind":…,"session":…,"tool":…,"verdict":…,"detail":…,"prev_hash":…}`
+//! with `detail` the stored detail JSON *as a string* (the exact text in the
+//! database, so verification never depends on how a JSON value re-serializes).
+//! Ids are 1, 2, 3 … without gaps (`AUTOINCREMENT`, written under the write
+//! lock).
+//!
+//! What the chain shows: editing any field of a row (its hash included)
+//! breaks that row; deleting rows in the middle or at the start breaks the
+//! first row after the gap. Deleting rows *at the end* leaves a shorter chain
+//! that still holds; the store catches that through SQLite's
+//! `sqlite_sequence` counter (the next id it would hand out), which someone
+//! who edits the file can also reset — a chain without an external anchor
+//! cannot prove its own length. Rewriting the whole chain from a point on is
+//! likewise invisible to a check that only has the database: the chain makes
+//! tampering evident, it does not make it impossible.
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::types::{AuditCheck, AuditEvent, AuditRow};
+use crate::{Result, Store, StoreError};
+
+/// The `prev_hash` of the first row.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The largest `detail` accepted, in bytes of JSON: the log holds reason
+/// codes, paths and rule ids, never file contents.
+pub const MAX_DETAIL_BYTES: usize = 64 * 1024;
+
+const AUDIT_COLS: &str = "id, at, kind, session, tool, verdict, detail, prev_hash, hash";
+
+/// The fields a row's hash covers, in hashing order.
+#[derive(Serialize)]
+struct Canonical<'a> {
+    id: i64,
+    at: i64,
+    kind: &'a str,
+    session: Option<&'a str>,
+    tool: Option<&'a str>,
+    verdict: Option<&'a str>,
+    detail: &'a str,
+    prev_hash: &'a str,
+}
+
+impl Canonical<'_> {
+    /// `None` when `prev_hash` is not 64 hex digits.
+    fn hash(&self) -> Option<String> {
+        let prev = blake3::Hash::from_hex(self.prev_hash).ok()?;
+        let json = serde_json::to_vec(self).expect("a canonical row serializes");
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(prev.as_bytes());
+        hasher.update(&json);
+        Some(hasher.finalize().to_hex().to_string())
+    }
+}
+
+/// A row as stored, detail still text.
+struct RawRow {
+    id: i64,
+    at: i64,
+    kind: String,
+    session: Option<String>,
+    tool: Option<String>,
+    verdict: Option<String>,
+    detail: String,
+    prev_hash: String,
+    hash: String,
+}
+
+impl RawRow {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+        Ok(RawRow {
+            id: r.get(0)?,
+            at: r.get(1)?,
+            kind: r.get(2)?,
+            session: r.get(3)?,
+            tool: r.get(4)?,
+            verdict: r.get(5)?,
+            detail: r.get(6)?,
+            prev_hash: r.get(7)?,
+            hash: r.get(8)?,
+        })
+    }
+
+    fn canonical(&self) -> Canonical<'_> {
+        Canonical {
+            id: self.id,
+            at: self.at,
+            kind: &self.kind,
+            session: self.session.as_deref(),
+            tool: self.tool.as_deref(),
+            verdict: self.verdict.as_deref(),
+            detail: &self.detail,
+            prev_hash: &self.prev_hash,
+        }
+    }
+}
+
+impl Store {
+    /// Append an event at `now`. Under the write lock (`BEGIN IMMEDIATE`):
+    /// read the last row's hash and the next id, hash, insert — so appends
+    /// from several processes form one chain.
+    ///
+    /// Errors: [`StoreError::InvalidAudit`] for an empty kind or a detail
+    /// over 64 KiB.
+    pub fn append_audit(&self, e: &AuditEvent, now: i64) -> Result<AuditRow> {
+        if e.kind.trim().is_empty() {
+            return Err(StoreError::InvalidAudit {
+                why: "the event kind is empty".into(),
+            });
+        }
+        let detail = serde_json::to_string(&e.detail).expect("a JSON value serializes");
+        if detail.len() > MAX_DETAIL_BYTES {
+            return Err(StoreError::InvalidAudit {
+                why: format!(
+                    "the detail is {} bytes of JSON (at most {MAX_DETAIL_BYTES}): the audit log holds reason codes and paths, never contents",
+                    detail.len()
+                ),
+            });
+        }
+        let tx = self.immediate("lock the database to append to the audit log")?;
+        let (last_id, prev_hash) = tx
+            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
+            .and_then(|mut s| {
+                s.query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                    .optional()
+            })
+            .map_err(self.sql("read the last audit row"))?
+            .unwrap_or((0, GENESIS_HASH.to_owned()));
+        // The next id AUTOINCREMENT would give: never reuses the id of a row
+        // deleted from the end, so such a deletion shows as a gap.
+        let id = self.audit_sequence(&tx)?.unwrap_or(0).max(last_id) + 1;
+        let mut row = RawRow {
+            id,
+            at: now,
+            kind: e.kind.clone(),
+            session: e.session.clone(),
+            tool: e.tool.clone(),
+            verdict: e.verdict.clone(),
+            detail,
+            prev_hash,
+            hash: String::new(),
+        };
+        row.hash = row.canonical().hash().ok_or_else(|| {
+            self.corrupt(format!("hash of audit row {last_id}"), "not 64 hex digits")
+        })?;
+        tx.prepare_cached(
+            "INSERT INTO audit (id, at, kind, session, tool, verdict, detail, prev_hash, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                row.id,
+                row.at,
+                row.kind,
+                row.session,
+                row.tool,
+                row.verdict,
+                row.detail,
+                row.prev_hash,
+                row.hash
+            ])
+        })
+        .map_err(self.sql("append to the audit log"))?;
+        tx.commit().map_err(self.sql("commit an audit row"))?;
+        Ok(AuditRow {
+            id: row.id,
+            at: row.at,
+            event: e.clone(),
+            prev_hash: row.prev_hash,
+            hash: row.hash,
+        })
+    }
+
+    /// The last `n` rows, oldest first.
+    pub fn audit_tail(&self, n: usize) -> Result<Vec<AuditRow>> {
+        let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id DESC LIMIT ?1");
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let mut rows = self.audit_rows(&sql, [limit])?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// Every row, oldest first.
+    pub fn audit_all(&self) -> Result<Vec<AuditRow>> {
+        let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id");
+        self.audit_rows(&sql, [])
+    }
+
+    /// Recompute the chain from the first row: each row's id follows the
+    /// previous one, its `prev_hash` is the previous row's hash, and its hash
+    /// is the hash of its content. Reports the first row that fails; rows cut
+    /// from the end show as a gap against SQLite's sequence counter. (See the
+    /// module documentation for what a chain cannot show.) Reads one snapshot.
+    pub fn verify_audit(&self) -> Result<AuditCheck> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(self.sql("start reading the audit log"))?;
+        let sequence = self.audit_sequence(&tx)?;
+        let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id");
+        let mut stmt = tx.prepare(&sql).map_err(self.sql("read the audit log"))?;
+        let mut rows = stmt.query([]).map_err(self.sql("read the audit log"))?;
+        let mut expected_id = 1;
+        let mut expected_prev = GENESIS_HASH.to_owned();
+        let mut count = 0u64;
+        while let Some(r) = rows.next().map_err(self.sql("read the audit log"))? {
+            let row = RawRow::from_row(r).map_err(self.sql("read an audit row"))?;
+            let broken = |why: String| Ok(AuditCheck::Broken { row: row.id, why });
+            if row.id != expected_id {
+                return broken(if row.id > expected_id {
+                    format!("rows {expected_id} to {} are missing (deleted)", row.id - 1)
+                } else {
+                    format!("row id {} out of order (expected {expected_id})", row.id)
+                });
+            }
+            if row.prev_hash != expected_prev {
+                let what = if row.id == 1 {
+                    "the first row's prev_hash is not the genesis hash".to_owned()
+                } else {
+                    format!("prev_hash does not match the hash of row {}", row.id - 1)
+                };
+                return broken(what);
+            }
+            if row.canonical().hash().as_deref() != Some(row.hash.as_str()) {
+                return broken("the row's content does not match its hash (edited)".into());
+            }
+            expected_prev = row.hash;
+            expected_id += 1;
+            count += 1;
+        }
+        if let Some(last) = sequence.filter(|&s| s >= expected_id) {
+            return Ok(AuditCheck::Broken {
+                row: expected_id,
+                why: format!(
+                    "rows {expected_id} to {last} are missing (cut from the end of the log)"
+                ),
+            });
+        }
+        Ok(AuditCheck::Intact { rows: count })
+    }
+
+    /// SQLite's AUTOINCREMENT counter for `audit`: the largest id ever used.
+    fn audit_sequence(&self, conn: &Connection) -> Result<Option<i64>> {
+        conn.prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'audit'")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+            .map_err(self.sql("read the audit sequence"))
+    }
+
+    fn audit_rows(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<AuditRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(self.sql("read the audit log"))?;
+        let raw = stmt
+            .query_map(params, RawRow::from_row)
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(self.sql("read the audit log"))?;
+        raw.into_iter()
+            .map(|row| {
+                let detail = serde_json::from_str(&row.detail).map_err(|e| {
+                    self.corrupt(format!("detail of audit row {}", row.id), e.to_string())
+                })?;
+                Ok(AuditRow {
+                    id: row.id,
+                    at: row.at,
+                    event: AuditEvent {
+                        kind: row.kind,
+                        session: row.session,
+                        tool: row.tool,
+                        verdict: row.verdict,
+                        detail,
+                    },
+                    prev_hash: row.prev_hash,
+                    hash: row.hash,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_has_a_fixed_field_order() {
+        let c = Canonical {
+            id: 1,
+            at: 2,
+            kind: "decision",
+            session: Some("s"),
+            tool: None,
+            verdict: Some("allow"),
+            detail: r#"{"a":1}"#,
+            prev_hash: GENESIS_HASH,
+        };
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            format!(
+                r#"{{"id":1,"at":2,"kind":"decision","session":"s","tool":null,"verdict":"allow","detail":"{{\"a\":1}}","prev_hash":"{GENESIS_HASH}"}}"#
+            )
+        );
+        let h = c.hash().unwrap();
+        assert_eq!(h.len(), 64);
+        assert_eq!(c.hash().unwrap(), h, "deterministic");
+        let bad = Canonical {
+            prev_hash: "xyz",
+            ..c
+        };
+        assert!(bad.hash().is_none());
+    }
+}

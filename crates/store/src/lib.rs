@@ -1,0 +1,283 @@
+//! portcullis' state: sessions and their principals, grants, permission
+//! requests and the tamper-evident audit log, in one SQLite database.
+//!
+//! The store is the **one owner of permission state** (DESIGN §4–§5): every
+//! front door reaches it through `portcullis-engine`, so a grant recorded here
+//! is the grant every route sees. It keeps:
+//!
+//! - **sessions** with their principal (agent kind, parent, workflow), an
+//!   optional per-session token stored only as its BLAKE3 hash, expiry and
+//!   revocation. A child never outlives its parent and never joins another
+//!   workflow; revoking a session revokes its descendants.
+//! - **grants**: `once` (consumed atomically by exactly one caller, across
+//!   threads and processes), `session` (dies with the session), `device`
+//!   (durable, no session, **read only** — enforced here and by the schema).
+//! - **permission requests**: identical pending requests collapse into one
+//!   (`count`, `last_seen`); resolving one makes the grant.
+//! - **the audit log**: append-only, each row chained to the previous one
+//!   with BLAKE3 (see [`Store::verify_audit`] for what the chain can and
+//!   cannot show).
+//!
+//! The database is `portcullis.db` in the data directory ([`default_data_dir`]),
+//! created on first use with mode 0600 in a 0700 directory, in WAL mode with
+//! `synchronous=NORMAL` and a 10 s busy timeout: hooks are separate processes
+//! and may all write at once. Every read-then-write runs in `BEGIN IMMEDIATE`.
+//! Timestamps are unix seconds passed in by the caller (`now`), except where a
+//! method without `now` says it reads the clock.
+//!
+//! What it is not: it makes **no policy decisions** (whether a grant covers a
+//! path, or a call needs one, is the engine's question; the store only answers
+//! which grants are live), it does no path resolution, and it never touches
+//! the network. A [`Store`] is one connection: use one per thread (opening is
+//! cheap) or put it behind a mutex.
+
+mod audit;
+mod error;
+mod grants;
+mod requests;
+pub mod schema;
+mod sessions;
+mod types;
+
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use audit::GENESIS_HASH;
+pub use error::{Result, StoreError};
+pub use types::{
+    AgentKind, AuditCheck, AuditEvent, AuditRow, Grant, GrantScope, GrantTarget, NewGrant,
+    NewRequest, NewSession, Op, ParseError, Registered, Request, RequestStatus, Resolution,
+    Session,
+};
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "portcullis.db";
+
+/// How long a writer waits for another one before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The data directory: `$PORTCULLIS_DATA_DIR`, else `$XDG_DATA_HOME/portcullis`
+/// (when absolute, as the XDG spec requires), else
+/// `$HOME/.local/share/portcullis` (the home directory from the password
+/// database when `HOME` is unset). These are the crate's only environment reads.
+pub fn default_data_dir() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("PORTCULLIS_DATA_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(xdg) = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return xdg.join("portcullis");
+    }
+    let home = var("HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::home_dir().filter(|h| !h.as_os_str().is_empty()))
+        // No home at all: a path that cannot be created by an ordinary user,
+        // so `open` fails and says where it looked.
+        .unwrap_or_else(|| PathBuf::from("/nonexistent"));
+    home.join(".local/share/portcullis")
+}
+
+/// The current time in unix seconds (for the methods that do not take `now`).
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A connection to the portcullis database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open the store in `data_dir`, creating the directory (0700) and
+    /// `portcullis.db` (0600) on first use, and bringing the schema up to date.
+    pub fn open(data_dir: &Path) -> Result<Store> {
+        create_data_dir(data_dir)?;
+        let path = data_dir.join(DB_FILE);
+        create_db_file(&path)?;
+        let sqlite = |what| {
+            let path = path.clone();
+            move |source| StoreError::Sqlite { path, what, source }
+        };
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sqlite("open the database"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(sqlite("set the busy timeout"))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(sqlite("read the journal mode"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                .map_err(sqlite("switch to WAL mode"))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Corrupt {
+                    path,
+                    what: "journal mode".into(),
+                    why: format!("SQLite kept journal mode `{mode}` instead of `wal`"),
+                });
+            }
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(sqlite("set synchronous=NORMAL and foreign_keys=ON"))?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let store = Store { conn, path };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database (`PRAGMA user_version`).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(self.sql("read the schema version"))
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let supported = schema::current_version();
+        let check = |found: i64| -> Result<bool> {
+            if found > supported {
+                return Err(StoreError::SchemaTooNew {
+                    path: self.path.clone(),
+                    found,
+                    supported,
+                });
+            }
+            if found < 0 {
+                return Err(StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: "schema version".into(),
+                    why: format!("negative user_version {found}"),
+                });
+            }
+            Ok(found == supported)
+        };
+        if check(self.schema_version()?)? {
+            return Ok(());
+        }
+        // Re-read under the write lock: another process may have migrated meanwhile.
+        let tx = self.immediate("lock the database to migrate it")?;
+        let found = self.schema_version()?;
+        if check(found)? {
+            return Ok(());
+        }
+        for m in &schema::MIGRATIONS[found as usize..] {
+            tx.execute_batch(m.sql)
+                .map_err(self.sql("apply a schema migration"))?;
+        }
+        tx.pragma_update(None, "user_version", supported)
+            .map_err(self.sql("record the schema version"))?;
+        tx.commit().map_err(self.sql("commit the schema migration"))
+    }
+
+    /// Maps a SQLite error to [`StoreError::Sqlite`] naming this database and `what`.
+    fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            path: self.path.clone(),
+            what,
+            source,
+        }
+    }
+
+    /// `BEGIN IMMEDIATE`: takes the write lock now (waiting up to the busy
+    /// timeout), so a read-then-write cannot be overtaken by another writer.
+    /// Rolls back when dropped without `commit`.
+    fn immediate(&self, what: &'static str) -> Result<Transaction<'_>> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(self.sql(what))
+    }
+
+    fn corrupt(&self, what: impl Into<String>, why: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            what: what.into(),
+            why: why.into(),
+        }
+    }
+}
+
+fn create_data_dir(dir: &Path) -> Result<()> {
+    let io = |what| {
+        move |source| StoreError::Io {
+            path: dir.to_path_buf(),
+            what,
+            source,
+        }
+    };
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(io("use as the data directory")(std::io::Error::new(
+                ErrorKind::AlreadyExists,
+                "it exists and is not a directory",
+            )));
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(io("inspect the data directory")(e)),
+    }
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io("create the data directory"))?;
+    // The umask may have removed bits; it can never have added any, but say it exactly.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .map_err(io("set mode 0700 on the data directory"))
+}
+
+fn create_db_file(path: &Path) -> Result<()> {
+    let io = |what| {
+        move |source| StoreError::Io {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    };
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(file) => {
+            drop(file);
+            fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+                .map_err(io("set mode 0600 on the database file"))
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            let meta = fs::metadata(path).map_err(io("inspect the database file"))?;
+            if !meta.is_file() {
+                return Err(io("use as the database file")(std::io::Error::new(
+                    ErrorKind::AlreadyExists,
+                    "it exists and is not a regular file",
+                )));
+            }
+            // A database others can read would leak the grants and the audit log.
+            if meta.permissions().mode() & 0o077 != 0 {
+                fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+                    .map_err(io("restrict the database file to mode 0600"))?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(io("create the database file")(e)),
+    }
+}

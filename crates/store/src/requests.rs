@@ -1,0 +1,230 @@
+//! Permission requests: raised on eligible denials, collapsed while pending,
+//! resolved by a person into a grant (or none).
+
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::types::{GrantScope, NewGrant, NewRequest, Op, Request, RequestStatus, Resolution};
+use crate::{Result, Store, StoreError};
+
+const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
+                            suggested, count, created_at, last_seen, status, resolved_by, \
+                            resolved_at, grant_id";
+
+/// `Vec<Resolution>` as a JSON array of words.
+struct Suggested(Vec<Resolution>);
+
+impl ToSql for Suggested {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(
+            serde_json::to_string(&self.0).expect("words serialize"),
+        ))
+    }
+}
+
+impl FromSql for Suggested {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        serde_json::from_str(value.as_str()?)
+            .map(Suggested)
+            .map_err(|e| FromSqlError::Other(Box::new(e)))
+    }
+}
+
+fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
+    Ok(Request {
+        id: r.get(0)?,
+        session: r.get(1)?,
+        tool: r.get(2)?,
+        op: r.get(3)?,
+        target: r.get(4)?,
+        reason: r.get(5)?,
+        eligible: r.get(6)?,
+        policy_scope: r.get(7)?,
+        suggested: r.get::<_, Suggested>(8)?.0,
+        count: r.get(9)?,
+        created_at: r.get(10)?,
+        last_seen: r.get(11)?,
+        status: r.get(12)?,
+        resolved_by: r.get(13)?,
+        resolved_at: r.get(14)?,
+        grant: r.get(15)?,
+    })
+}
+
+impl Store {
+    /// Raise a permission request at `now`, or — when an identical one
+    /// (same session, tool, operation and target) is pending — count it
+    /// again: `count + 1`, `last_seen = now`, same id, so a retry loop makes
+    /// one request. The pending request takes the latest `reason`,
+    /// `eligible`, `policy_scope` and `suggested` (the policy's current view).
+    ///
+    /// Errors: [`StoreError::UnknownSession`]; [`StoreError::DeviceGrantNotReadOnly`]
+    /// when a device resolution is suggested for anything but a read;
+    /// [`StoreError::InvalidRequest`] for an empty tool or a relative path.
+    pub fn raise_request(&self, r: &NewRequest, now: i64) -> Result<Request> {
+        if r.op != Op::Read && r.suggested.contains(&Resolution::Device) {
+            return Err(StoreError::DeviceGrantNotReadOnly { op: r.op });
+        }
+        if r.tool.trim().is_empty() {
+            return Err(StoreError::InvalidRequest {
+                why: "the tool name is empty".into(),
+            });
+        }
+        r.target
+            .check()
+            .map_err(|why| StoreError::InvalidRequest { why })?;
+        let tx = self.immediate("lock the database to raise a permission request")?;
+        if self.load_session(&tx, &r.session)?.is_none() {
+            return Err(StoreError::UnknownSession {
+                id: r.session.clone(),
+            });
+        }
+        let sql = format!(
+            "INSERT INTO requests (session, tool, op, target, reason, eligible, policy_scope,
+                                   suggested, count, created_at, last_seen, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending')
+             ON CONFLICT (session, tool, op, target) WHERE status = 'pending'
+             DO UPDATE SET count = count + 1,
+                           last_seen = max(last_seen, excluded.last_seen),
+                           reason = excluded.reason,
+                           eligible = excluded.eligible,
+                           policy_scope = excluded.policy_scope,
+                           suggested = excluded.suggested
+             RETURNING {REQUEST_COLS}"
+        );
+        let request = tx
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_row(
+                    params![
+                        r.session,
+                        r.tool,
+                        r.op,
+                        r.target,
+                        r.reason,
+                        r.eligible,
+                        r.policy_scope,
+                        Suggested(r.suggested.clone()),
+                        now
+                    ],
+                    request_from_row,
+                )
+            })
+            .map_err(self.sql("raise a permission request"))?;
+        tx.commit()
+            .map_err(self.sql("commit a permission request"))?;
+        Ok(request)
+    }
+
+    /// The request with this id.
+    pub fn request(&self, id: i64) -> Result<Option<Request>> {
+        self.load_request(&self.conn, id)
+    }
+
+    /// Every request (or only the pending ones), newest first.
+    pub fn requests(&self, pending_only: bool) -> Result<Vec<Request>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLS} FROM requests WHERE (?1 = 0 OR status = 'pending') ORDER BY id DESC"
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(self.sql("list permission requests"))?;
+        let rows = stmt
+            .query_map([pending_only], request_from_row)
+            .map_err(self.sql("list permission requests"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.sql("read permission requests"))
+    }
+
+    /// Resolve a pending request at `now`: `Once`, `Session` and `Device`
+    /// make the grant (same operation and target; `Device` only for a read,
+    /// and without a session), `Deny` makes none. Returns the request as
+    /// resolved and its grant. All or nothing, in one transaction.
+    ///
+    /// Errors: [`StoreError::UnknownRequest`]; [`StoreError::NotPending`] when
+    /// already resolved; [`StoreError::DeviceGrantNotReadOnly`];
+    /// [`StoreError::NotEligible`] when approving a request the policy marked
+    /// not eligible (it can only be denied); [`StoreError::InactiveSession`]
+    /// when approving once/session for a session that has ended;
+    /// [`StoreError::InvalidRequest`] for an empty approver.
+    pub fn resolve_request(
+        &self,
+        id: i64,
+        how: Resolution,
+        approver: &str,
+        now: i64,
+    ) -> Result<(Request, Option<crate::Grant>)> {
+        if approver.trim().is_empty() {
+            return Err(StoreError::InvalidRequest {
+                why: "the approver is empty".into(),
+            });
+        }
+        let tx = self.immediate("lock the database to resolve a permission request")?;
+        let request = self
+            .load_request(&tx, id)?
+            .ok_or(StoreError::UnknownRequest { id })?;
+        if request.status != RequestStatus::Pending {
+            return Err(StoreError::NotPending {
+                id,
+                status: request.status,
+            });
+        }
+        let grant = match how.grant_scope() {
+            None => None,
+            Some(scope) => {
+                if scope == GrantScope::Device && request.op != Op::Read {
+                    return Err(StoreError::DeviceGrantNotReadOnly { op: request.op });
+                }
+                if !request.eligible {
+                    return Err(StoreError::NotEligible {
+                        id,
+                        reason: request.reason,
+                    });
+                }
+                let new = NewGrant {
+                    session: (scope != GrantScope::Device).then(|| request.session.clone()),
+                    scope,
+                    op: request.op,
+                    target: request.target.clone(),
+                    expires_at: None,
+                    approver: approver.to_owned(),
+                    request: Some(id),
+                };
+                Some(self.insert_grant(&tx, &new, now)?)
+            }
+        };
+        let status = if grant.is_some() {
+            RequestStatus::Approved
+        } else {
+            RequestStatus::Denied
+        };
+        tx.prepare_cached(
+            "UPDATE requests SET status = ?2, resolved_by = ?3, resolved_at = ?4, grant_id = ?5
+             WHERE id = ?1 AND status = 'pending'",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                id,
+                status,
+                approver,
+                now,
+                grant.as_ref().map(|g| g.id)
+            ])
+        })
+        .map_err(self.sql("resolve a permission request"))?;
+        let request = self
+            .load_request(&tx, id)?
+            .ok_or(StoreError::UnknownRequest { id })?;
+        tx.commit()
+            .map_err(self.sql("commit a permission request resolution"))?;
+        Ok((request, grant))
+    }
+
+    fn load_request(&self, conn: &rusqlite::Connection, id: i64) -> Result<Option<Request>> {
+        let sql = format!("SELECT {REQUEST_COLS} FROM requests WHERE id = ?1");
+        conn.prepare_cached(&sql)
+            .and_then(|mut s| s.query_row([id], request_from_row).optional())
+            .map_err(self.sql("read a permission request"))
+    }
+}

@@ -1,0 +1,145 @@
+//! The schema, as an ordered list of migrations.
+//!
+//! The database's `PRAGMA user_version` is the number of migrations applied.
+//! [`crate::Store::open`] applies the missing ones in one `BEGIN IMMEDIATE`
+//! transaction (so two processes opening a fresh store at once migrate it
+//! once) and refuses a database whose version is newer than this list.
+//! Migrations are append-only: never edit one that has shipped, add the next.
+
+/// One schema step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Migration {
+    /// The `user_version` after this step: 1, 2, 3 …
+    pub version: i64,
+    /// What it does, for people.
+    pub name: &'static str,
+    /// The SQL, run as one batch.
+    pub sql: &'static str,
+}
+
+/// Every migration, oldest first.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "sessions, principals, grants, permission requests, audit log",
+    sql: r#"
+-- A session and its principal: agent kind, parent, workflow. The token is
+-- stored only as its BLAKE3 hash (hex); NULL when the session was registered
+-- implicitly by a hook and no token was issued yet.
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY NOT NULL,
+    agent       TEXT,
+    cwd         TEXT,
+    parent      TEXT REFERENCES sessions(id),
+    kind        TEXT NOT NULL
+                CHECK (kind IN ('main', 'subagent', 'background', 'workflow', 'scheduled')),
+    workflow    TEXT,
+    token_hash  TEXT,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER,
+    revoked_at  INTEGER,
+    CHECK (parent IS NULL OR parent <> id),
+    CHECK (kind <> 'main' OR parent IS NULL),
+    CHECK (kind <> 'subagent' OR parent IS NOT NULL),
+    CHECK (kind <> 'workflow' OR workflow IS NOT NULL)
+) STRICT;
+CREATE INDEX sessions_parent ON sessions(parent);
+
+-- Principals are columns of `sessions`; this view names them for readers.
+CREATE VIEW principals AS
+    SELECT id AS session, kind, parent, workflow, agent FROM sessions;
+
+-- Permission requests. At most one pending request per (session, tool, op,
+-- target): raising an identical one bumps `count` and `last_seen`.
+CREATE TABLE requests (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    session       TEXT NOT NULL REFERENCES sessions(id),
+    tool          TEXT NOT NULL,
+    op            TEXT NOT NULL CHECK (op IN ('read', 'write', 'delete', 'move', 'exec')),
+    target        TEXT NOT NULL CHECK (json_valid(target)),
+    reason        TEXT NOT NULL,
+    eligible      INTEGER NOT NULL CHECK (eligible IN (0, 1)),
+    policy_scope  TEXT NOT NULL,
+    suggested     TEXT NOT NULL CHECK (json_valid(suggested)),
+    count         INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1),
+    created_at    INTEGER NOT NULL,
+    last_seen     INTEGER NOT NULL,
+    status        TEXT NOT NULL DEFAULT 'pending'
+                  CHECK (status IN ('pending', 'approved', 'denied')),
+    resolved_by   TEXT,
+    resolved_at   INTEGER,
+    grant_id      INTEGER REFERENCES grants(id),
+    CHECK ((status = 'pending') = (resolved_at IS NULL))
+) STRICT;
+CREATE UNIQUE INDEX requests_pending_identical
+    ON requests(session, tool, op, target) WHERE status = 'pending';
+
+-- Grants. Device grants have no session and allow reads only; only once-grants
+-- are ever consumed. The CHECKs repeat the store's own rules so that no code
+-- path can write a device grant for a write.
+CREATE TABLE grants (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session      TEXT REFERENCES sessions(id),
+    scope        TEXT NOT NULL CHECK (scope IN ('once', 'session', 'device')),
+    op           TEXT NOT NULL CHECK (op IN ('read', 'write', 'delete', 'move', 'exec')),
+    target       TEXT NOT NULL CHECK (json_valid(target)),
+    expires_at   INTEGER,
+    approver     TEXT NOT NULL CHECK (approver <> ''),
+    request_id   INTEGER REFERENCES requests(id),
+    created_at   INTEGER NOT NULL,
+    consumed_at  INTEGER,
+    revoked_at   INTEGER,
+    CHECK ((scope = 'device') = (session IS NULL)),
+    CHECK (scope <> 'device' OR op = 'read'),
+    CHECK (scope = 'once' OR consumed_at IS NULL)
+) STRICT;
+CREATE INDEX grants_session ON grants(session);
+CREATE INDEX grants_scope ON grants(scope);
+
+-- The audit log: append-only, each row chained to the previous one by
+-- hash = BLAKE3(prev_hash bytes || canonical row JSON). The triggers stop
+-- every UPDATE and DELETE made through SQLite (someone with the file can drop
+-- them: the chain is what makes that visible).
+CREATE TABLE audit (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at         INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    session    TEXT,
+    tool       TEXT,
+    verdict    TEXT,
+    detail     TEXT NOT NULL,
+    prev_hash  TEXT NOT NULL,
+    hash       TEXT NOT NULL
+) STRICT;
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+"#,
+}];
+
+/// The schema version this build writes: the number of migrations.
+pub fn current_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_consecutive_from_one() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version, i as i64 + 1, "migration `{}`", m.name);
+        }
+        assert_eq!(current_version(), MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn every_migration_applies_in_order() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        for m in MIGRATIONS {
+            conn.execute_batch(m.sql)
+                .unwrap_or_else(|e| panic!("migration {}: {e}", m.version));
+        }
+    }
+}
