@@ -91,9 +91,11 @@ fn find_grant(
     call: &ToolCall,
     facts: &dyn PathFacts,
 ) -> Option<Cover> {
+    // Resolve the effect's paths once, not once per grant.
+    let resolved = Resolved::of(effect, call, facts);
     let mut candidates: Vec<&Grant> = grants
         .iter()
-        .filter(|g| covers(g, effect, d, call, facts))
+        .filter(|g| covers(g, effect, &resolved, d))
         .collect();
     candidates.sort_by_key(|g| g.scope == GrantScope::Once);
     candidates.first().map(|g| Cover {
@@ -102,27 +104,51 @@ fn find_grant(
     })
 }
 
-fn covers(
-    g: &Grant,
-    effect: &Effect,
-    d: &Decision,
-    call: &ToolCall,
-    facts: &dyn PathFacts,
-) -> bool {
-    if let Some((op, path, dynamic)) = op_of(effect) {
+/// The paths of an effect as they resolve now.
+struct Resolved {
+    /// (canonical, hard-linked) of the path written or read (`to` of a move).
+    target: Option<(String, bool)>,
+    /// The source of a move.
+    from: Option<String>,
+}
+
+impl Resolved {
+    fn of(effect: &Effect, call: &ToolCall, facts: &dyn PathFacts) -> Resolved {
+        let target = op_of(effect)
+            .filter(|(_, _, dynamic)| !dynamic)
+            .map(|(_, p, _)| {
+                let f = facts.resolve(p, &call.cwd);
+                (f.canonical, f.hard_linked)
+            });
+        let from = match effect {
+            Effect::Move {
+                from,
+                dynamic: false,
+                ..
+            } => Some(facts.resolve(from, &call.cwd).canonical),
+            _ => None,
+        };
+        Resolved { target, from }
+    }
+}
+
+fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision) -> bool {
+    if let Some((op, _, dynamic)) = op_of(effect) {
         if dynamic || g.op != op {
             return false;
         }
-        if matches!(effect, Effect::Move { .. }) {
-            // A move needs its source covered too.
-            let Effect::Move { from, .. } = effect else {
-                return false;
-            };
-            if !path_covered(g, from, call, facts) {
-                return false;
-            }
+        let Some((canonical, hard_linked)) = &r.target else {
+            return false;
+        };
+        if *hard_linked && g.op != Op::Read {
+            return false; // a hard-linked file is never written through a grant
         }
-        return path_covered(g, path, call, facts);
+        if matches!(effect, Effect::Move { .. })
+            && !r.from.as_ref().is_some_and(|f| path_covered(g, f))
+        {
+            return false; // a move needs its source covered too
+        }
+        return path_covered(g, canonical);
     }
     match effect {
         Effect::Exec { command, .. } => g.op == Op::Exec && command_covered(g, command),
@@ -156,17 +182,12 @@ fn command_covered(g: &Grant, command: &portcullis_shell::Command) -> bool {
     }
 }
 
-/// The path is re-resolved now: a symlink swapped since the approval lands
-/// elsewhere and is not covered. Hard-linked files are never written through a grant.
-fn path_covered(g: &Grant, raw: &str, call: &ToolCall, facts: &dyn PathFacts) -> bool {
+/// The path (re-resolved at this decision: a symlink swapped since the
+/// approval lands elsewhere) inside the granted file or folder.
+fn path_covered(g: &Grant, c: &str) -> bool {
     let GrantTarget::Path { canonical, folder } = &g.target else {
         return false;
     };
-    let fact = facts.resolve(raw, &call.cwd);
-    if fact.hard_linked && g.op != Op::Read {
-        return false;
-    }
-    let c = fact.canonical.as_str();
     c == canonical
         || (*folder
             && c.strip_prefix(canonical.as_str())

@@ -153,18 +153,6 @@ impl<F: PathFacts> Engine<F> {
             ),
             now,
         )?;
-        for id in &grants_used {
-            self.store.append_audit(
-                &AuditEvent {
-                    kind: "grant-used".into(),
-                    session: session_id.clone(),
-                    tool: Some(call.tool.name.clone()),
-                    verdict: Some("allow".into()),
-                    detail: serde_json::json!({ "grant": id, "decision": audit.id }),
-                },
-                now,
-            )?;
-        }
         Ok(Outcome {
             decision,
             session: session_id,
@@ -247,7 +235,12 @@ fn audit_event(
     let reasons: Vec<&str> = d.reasons.iter().map(|r| r.code.as_str()).collect();
     let rules: Vec<&str> = d.reasons.iter().filter_map(|r| r.rule.as_deref()).collect();
     AuditEvent {
-        kind: "decision".into(),
+        // One row per decision; the grants it used are named in it.
+        kind: if grants.is_empty() {
+            "decision".into()
+        } else {
+            "grant-used".into()
+        },
         session: session.map(str::to_string),
         tool: Some(call.tool.name.clone()),
         verdict: Some(d.decision.as_str().into()),
