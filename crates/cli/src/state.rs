@@ -236,7 +236,7 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                     session.clone()
                 },
                 scope,
-                op: op.clone(),
+                op: *op,
                 target,
                 expires_at: ttl.map(|t| now() + t),
                 approver: approver(),

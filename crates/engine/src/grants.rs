@@ -58,16 +58,24 @@ pub(crate) fn cover(
             None => return Ok(None),
         }
     }
-    // Consume each once-grant a single time, even if it covered several effects.
+    // Each grant once, even if it covered several effects; the once-grants are
+    // consumed together or not at all (a grant another caller just used fails
+    // the whole cover, and spends none of the others).
     let mut used: Vec<i64> = Vec::new();
     for c in &covers {
-        if used.contains(&c.grant) {
-            continue;
+        if !used.contains(&c.grant) {
+            used.push(c.grant);
         }
-        if c.once && !store.consume_once(c.grant, now)? {
-            return Ok(None);
-        }
-        used.push(c.grant);
+    }
+    let once: Vec<i64> = covers
+        .iter()
+        .filter(|c| c.once)
+        .map(|c| c.grant)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !once.is_empty() && !store.consume_once_all(&once, now)? {
+        return Ok(None);
     }
     Ok(Some(used))
 }

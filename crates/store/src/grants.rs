@@ -112,8 +112,32 @@ impl Store {
     /// `false` for anything else (including session and device grants, which
     /// are never consumed).
     pub fn consume_once(&self, id: i64, now: i64) -> Result<bool> {
-        let changed = self
-            .conn
+        self.consume_in(&self.conn, id, now)
+    }
+
+    /// Use several once-grants together, all or none: in one transaction,
+    /// each is consumed as by [`Store::consume_once`]; if any cannot be (used
+    /// by someone else, revoked, expired), none is, and the answer is `false`.
+    /// For a call that needs more than one once-grant: consuming them one by
+    /// one would burn the first when the second is gone. Duplicate ids count
+    /// once; an empty list is `true`.
+    pub fn consume_once_all(&self, ids: &[i64], now: i64) -> Result<bool> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let tx = self.immediate("lock the database to consume once-grants")?;
+        for id in ids {
+            if !self.consume_in(&tx, id, now)? {
+                return Ok(false); // dropping `tx` rolls back the ones already consumed
+            }
+        }
+        tx.commit()
+            .map_err(self.sql("commit once-grant consumption"))?;
+        Ok(true)
+    }
+
+    fn consume_in(&self, conn: &Connection, id: i64, now: i64) -> Result<bool> {
+        let changed = conn
             .prepare_cached(
                 "UPDATE grants SET consumed_at = ?2
                  WHERE id = ?1 AND scope = 'once' AND consumed_at IS NULL AND revoked_at IS NULL

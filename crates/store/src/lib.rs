@@ -47,8 +47,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-pub use audit::GENESIS_HASH;
+pub use audit::{GENESIS_HASH, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
+pub use sessions::MAX_SESSION_ID;
 pub use types::{
     AgentKind, AuditCheck, AuditEvent, AuditRow, Grant, GrantScope, GrantTarget, NewGrant,
     NewRequest, NewSession, Op, ParseError, Registered, Request, RequestStatus, Resolution,

@@ -7,7 +7,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use serde::{Deserialize, Serialize};
 
 /// A word that names no variant of one of the store's enums (`Op`, `AgentKind` …).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("unknown {what} `{value}` (expected one of: {})", expected.join(", "))]
 pub struct ParseError {
     /// What was being parsed (`operation`, `agent kind` …).
@@ -72,9 +72,11 @@ macro_rules! word_enum {
 }
 
 word_enum! {
-    /// What kind of agent a session is (its principal).
+    /// What kind of agent a session is (its principal). Defaults to `main`.
+    #[derive(Default)]
     AgentKind, "agent kind" {
         /// The agent a person is talking to. Has no parent.
+        #[default]
         Main => "main",
         /// An agent started by another agent for a task. Always has a parent.
         Subagent => "subagent",
@@ -234,12 +236,6 @@ pub struct NewSession {
     /// Lifetime in seconds; the session expires at `created_at + ttl_secs`
     /// (never later than its parent).
     pub ttl_secs: Option<i64>,
-}
-
-impl Default for AgentKind {
-    fn default() -> Self {
-        AgentKind::Main
-    }
 }
 
 /// A registered session and its token. The token is shown once: the store

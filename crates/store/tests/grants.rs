@@ -248,3 +248,28 @@ fn grants_are_listed_newest_first_and_read_back_whole() {
     assert_eq!(store.grant(a.id).unwrap(), Some(a));
     assert_eq!(store.grant(b.id + 1).unwrap(), None);
 }
+
+#[test]
+fn consume_once_all_is_all_or_nothing() {
+    let (_dir, store) = support::store();
+    store.register_session(&main_session("s")).unwrap();
+    let once = |p: &str| {
+        store
+            .add_grant(&grant(Some("s"), GrantScope::Once, Op::Write, file(p)))
+            .unwrap()
+            .id
+    };
+    let (a, b, c) = (once("/a"), once("/b"), once("/c"));
+    assert!(store.consume_once(b, 1).unwrap());
+    assert!(!store.consume_once_all(&[a, b], 2).unwrap(), "b is gone");
+    assert_eq!(
+        store.grant(a).unwrap().unwrap().consumed_at,
+        None,
+        "a was not burnt"
+    );
+    assert!(store.consume_once_all(&[a, c, a], 3).unwrap());
+    for id in [a, c] {
+        assert_eq!(store.grant(id).unwrap().unwrap().consumed_at, Some(3));
+    }
+    assert!(store.consume_once_all(&[], 4).unwrap());
+}
