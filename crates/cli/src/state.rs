@@ -137,10 +137,16 @@ pub fn sessions(cmd: &SessionsCmd) -> Result<ExitCode> {
             })?;
         }
         SessionsCmd::Revoke { id, store } => {
-            let done = store.open()?.revoke_session(id)?;
-            if !done {
+            let s = store.open()?;
+            if !s.revoke_session(id)? {
                 bail!("no active session {id}");
             }
+            record(
+                &s,
+                "revoke",
+                Some(id),
+                serde_json::json!({"session": id, "by": approver()}),
+            )?;
             print(store, &serde_json::json!({"revoked": id}), || {
                 format!("revoked session {id}\n")
             })?;
@@ -242,6 +248,12 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                 approver: approver(),
                 request: None,
             })?;
+            record(
+                &s,
+                "approval",
+                g.session.as_deref(),
+                serde_json::json!({"grant": g.id, "by": g.approver}),
+            )?;
             print(store, &g, || format!("grant #{} added\n", g.id))?;
         }
         GrantsCmd::List { store } => {
@@ -261,9 +273,16 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
             })?;
         }
         GrantsCmd::Revoke { id, store } => {
-            if !store.open()?.revoke_grant(*id, now())? {
+            let s = store.open()?;
+            if !s.revoke_grant(*id, now())? {
                 bail!("no active grant #{id}");
             }
+            record(
+                &s,
+                "revoke",
+                None,
+                serde_json::json!({"grant": id, "by": approver()}),
+            )?;
             print(store, &serde_json::json!({"revoked": id}), || {
                 format!("revoked grant #{id}\n")
             })?;
@@ -281,6 +300,26 @@ fn target_text(t: &GrantTarget) -> String {
         GrantTarget::Path { canonical, .. } => canonical.clone(),
         GrantTarget::Command { pattern } => format!("Bash({pattern})"),
     }
+}
+
+/// Records a person's act from the command line in the audit log.
+fn record(
+    store: &Store,
+    kind: &str,
+    session: Option<&str>,
+    detail: serde_json::Value,
+) -> Result<()> {
+    store.append_audit(
+        &portcullis_store::AuditEvent {
+            kind: kind.into(),
+            session: session.map(str::to_string),
+            tool: None,
+            verdict: None,
+            detail,
+        },
+        now(),
+    )?;
+    Ok(())
 }
 
 /// Who approves from this command line.
