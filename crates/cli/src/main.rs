@@ -5,6 +5,7 @@
 mod analyze;
 mod check;
 mod config_files;
+mod hook;
 mod state;
 
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ enum Commands {
     Check(check::CheckArgs),
     /// Explain a decision: each effect, what decided it, and what would change it.
     Explain(check::CheckArgs),
+    /// Judge an agent's tool call from its native hook payload on stdin.
+    Hook(hook::HookArgs),
     /// Sessions: register, list, revoke.
     #[command(subcommand)]
     Sessions(state::SessionsCmd),
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Commands::Analyze(args) => analyze::run(&args),
         Commands::Check(args) => check::run(&args, false),
         Commands::Explain(args) => check::run(&args, true),
+        Commands::Hook(args) => return hook::run(&args),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),
         Commands::Requests(cmd) => state::requests(&cmd),

@@ -85,6 +85,27 @@ pub struct WorkspaceConfig {
     pub blocked_write: Vec<String>,
 }
 
+/// What a hook does when the decision is ask (`[agents.<name>] on_ask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnAsk {
+    /// The agent's own prompt, where the agent has one.
+    Agent,
+    /// Deny with a permission request; the model is told it may retry after approval.
+    Notify,
+    /// Keep the hook waiting for a person's answer (up to `hold_timeout_secs`).
+    Hold,
+}
+
+/// Per-agent settings (`[agents.claude-code]` …).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettings {
+    pub on_ask: Option<OnAsk>,
+    /// How long `hold` waits; keep it below the agent's own hook timeout.
+    pub hold_timeout_secs: Option<u64>,
+}
+
 /// A `[[tools]]` entry: a capability manifest for a trusted tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolManifest {
@@ -106,6 +127,7 @@ pub struct Layer {
     pub rules: Vec<Rule>,
     pub workspace: WorkspaceConfig,
     pub tools: Vec<ToolManifest>,
+    pub agents: std::collections::BTreeMap<String, AgentSettings>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +144,8 @@ struct FileToml {
     workspace: WorkspaceConfig,
     #[serde(default)]
     tools: Vec<ToolToml>,
+    #[serde(default)]
+    agents: std::collections::BTreeMap<String, AgentSettings>,
 }
 
 #[derive(Default, Deserialize)]
@@ -216,6 +240,7 @@ impl Layer {
             rules,
             workspace: parsed.workspace,
             tools,
+            agents: parsed.agents,
         })
     }
 
@@ -267,6 +292,7 @@ impl Layer {
             rules,
             workspace: WorkspaceConfig::default(),
             tools: Vec::new(),
+            agents: Default::default(),
         })
     }
 }
@@ -282,6 +308,8 @@ pub struct Policy {
     pub tools: Vec<ToolManifest>,
     /// Which of the agent's tools are shells, file tools … (Claude Code's by default).
     pub table: ToolTable,
+    /// Per-agent settings, merged: a higher layer's value wins key by key.
+    pub agents: std::collections::BTreeMap<String, AgentSettings>,
 }
 
 impl Default for Policy {
@@ -293,6 +321,7 @@ impl Default for Policy {
             workspace: WorkspaceConfig::default(),
             tools: Vec::new(),
             table: claude_code_table(),
+            agents: Default::default(),
         }
     }
 }
@@ -322,6 +351,11 @@ impl Policy {
                 .blocked_write
                 .extend(w.blocked_write.iter().cloned());
             p.tools.extend(l.tools.iter().cloned());
+            for (name, a) in &l.agents {
+                let e = p.agents.entry(name.clone()).or_default();
+                e.on_ask = a.on_ask.or(e.on_ask);
+                e.hold_timeout_secs = a.hold_timeout_secs.or(e.hold_timeout_secs);
+            }
         }
         if let Some(m) = managed_mode {
             p.mode = m;

@@ -219,7 +219,58 @@ fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
             program: None,
             host: None,
         }),
+        ToolKind::Patch { field } => {
+            // The patch text may sit in the named field or be the whole input.
+            let text = string_field(input, field)
+                .or_else(|| input.as_str())
+                .or_else(|| string_field(input, "input"));
+            match text {
+                Some(t) => patch_effects(t, out),
+                None => out.push(Effect::Opaque {
+                    reason: "missing-input".into(),
+                    text: format!("no `{field}` patch text in the input"),
+                }),
+            }
+        }
         ToolKind::Harmless => {}
+    }
+}
+
+/// The files a patch in Codex's `apply_patch` format writes, deletes or moves.
+fn patch_effects(text: &str, out: &mut Vec<Effect>) {
+    let mut any = false;
+    for line in text.lines() {
+        let line = line.trim_end();
+        let (kind, path) = if let Some(p) = line.strip_prefix("*** Add File: ") {
+            ("write", p)
+        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
+            ("write", p)
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            ("delete", p)
+        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
+            ("write", p)
+        } else {
+            continue;
+        };
+        any = true;
+        let path = path.trim().to_string();
+        out.push(if kind == "delete" {
+            Effect::Delete {
+                path,
+                dynamic: false,
+            }
+        } else {
+            Effect::Write {
+                path,
+                dynamic: false,
+            }
+        });
+    }
+    if !any {
+        out.push(Effect::Opaque {
+            reason: "unsupported-syntax".into(),
+            text: "a patch that names no file".into(),
+        });
     }
 }
 

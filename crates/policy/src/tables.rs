@@ -18,6 +18,8 @@ pub enum ToolKind {
     Fetch { url: &'static str },
     /// Searches the web.
     WebSearch,
+    /// Applies a patch (Codex's `apply_patch`): the files it names are written.
+    Patch { field: &'static str },
     /// Touches nothing outside the agent (todo lists, sub-agent bookkeeping).
     Harmless,
 }
@@ -72,13 +74,89 @@ pub fn claude_code_table() -> ToolTable {
     }
 }
 
+/// Codex CLI's tools (agent-hooks.md §6): `Bash` for every shell-like tool,
+/// `apply_patch` for edits; MCP tools arrive under their own names.
+pub fn codex_table() -> ToolTable {
+    ToolTable {
+        agent: "codex",
+        tools: &[
+            ("Bash", ToolKind::Shell { command: "command" }),
+            ("apply_patch", ToolKind::Patch { field: "command" }),
+        ],
+    }
+}
+
+/// Gemini CLI's tools (agent-hooks.md §5.3).
+pub fn gemini_table() -> ToolTable {
+    ToolTable {
+        agent: "gemini",
+        tools: &[
+            ("run_shell_command", ToolKind::Shell { command: "command" }),
+            ("read_file", ToolKind::Read { path: "file_path" }),
+            ("write_file", ToolKind::Write { path: "file_path" }),
+            ("replace", ToolKind::Write { path: "file_path" }),
+            ("glob", ToolKind::Search { path: "dir_path" }),
+            ("grep_search", ToolKind::Search { path: "dir_path" }),
+            ("search_file_content", ToolKind::Search { path: "dir_path" }),
+            ("list_directory", ToolKind::Search { path: "dir_path" }),
+            ("google_web_search", ToolKind::WebSearch),
+            ("web_fetch", ToolKind::Fetch { url: "url" }),
+            ("write_todos", ToolKind::Harmless),
+            ("ask_user", ToolKind::Harmless),
+            ("enter_plan_mode", ToolKind::Harmless),
+            ("exit_plan_mode", ToolKind::Harmless),
+        ],
+    }
+}
+
+/// Cursor's gated events, named as tools by the adapter (agent-hooks.md §4).
+pub fn cursor_table() -> ToolTable {
+    ToolTable {
+        agent: "cursor",
+        tools: &[
+            ("Shell", ToolKind::Shell { command: "command" }),
+            ("ReadFile", ToolKind::Read { path: "file_path" }),
+            ("Write", ToolKind::Write { path: "file_path" }),
+            ("Edit", ToolKind::Write { path: "file_path" }),
+        ],
+    }
+}
+
+/// pi's built-in tools (agent-hooks.md §7); paths may be relative.
+pub fn pi_table() -> ToolTable {
+    ToolTable {
+        agent: "pi",
+        tools: &[
+            ("bash", ToolKind::Shell { command: "command" }),
+            ("read", ToolKind::Read { path: "path" }),
+            ("write", ToolKind::Write { path: "path" }),
+            ("edit", ToolKind::Write { path: "path" }),
+            ("grep", ToolKind::Search { path: "path" }),
+            ("find", ToolKind::Search { path: "path" }),
+            ("ls", ToolKind::Search { path: "path" }),
+        ],
+    }
+}
+
+/// The tool table of an agent, by the name `portcullis hook` takes.
+pub fn table_for(agent: &str) -> Option<ToolTable> {
+    match agent {
+        "claude-code" => Some(claude_code_table()),
+        "codex" => Some(codex_table()),
+        "gemini" => Some(gemini_table()),
+        "cursor" => Some(cursor_table()),
+        "pi" => Some(pi_table()),
+        _ => None,
+    }
+}
+
 /// The portable rule name for a kind of tool (`Bash(…)` rules apply to every
 /// shell tool, `Read(…)` to every reading tool …).
 pub fn rule_name(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Shell { .. } => "Bash",
         ToolKind::Read { .. } | ToolKind::Search { .. } => "Read",
-        ToolKind::Write { .. } => "Edit",
+        ToolKind::Write { .. } | ToolKind::Patch { .. } => "Edit",
         ToolKind::Fetch { .. } => "WebFetch",
         ToolKind::WebSearch => "WebSearch",
         ToolKind::Harmless => "",

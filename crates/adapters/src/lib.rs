@@ -1,0 +1,460 @@
+//! Agent adapters: each agent's native hook payload becomes a [`ToolCall`], and
+//! portcullis' answer becomes the agent's native reply (stdout, stderr, exit code).
+//!
+//! What it is for: translation only, per agent — Claude Code, Codex CLI, Cursor,
+//! Gemini CLI and pi. What it is not: a decision maker (the engine decides) or
+//! a transport (the binary reads stdin and writes the reply). Origins come from
+//! what the adapter knows: the agent's own tools are `core`, MCP tools `mcp`;
+//! nothing in a payload can claim a higher origin.
+//!
+//! Fail closed: a payload that does not parse gives an [`AdapterError`], which
+//! the caller turns into [`deny_reply`]. Unknown fields and unknown enum values
+//! (a new `permission_mode`) are tolerated.
+
+use portcullis_policy::{Origin, ToolCall, ToolRef};
+use serde_json::{Value, json};
+
+/// The agents portcullis speaks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Cursor,
+    Gemini,
+    Pi,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Cursor,
+        Agent::Gemini,
+        Agent::Pi,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+            Agent::Gemini => "gemini",
+            Agent::Pi => "pi",
+        }
+    }
+}
+
+impl std::str::FromStr for Agent {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Agent, String> {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown agent `{s}` (expected claude-code, codex, cursor, gemini or pi)")
+            })
+    }
+}
+
+/// A payload that cannot be judged.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error("the hook input is not JSON: {0}")]
+    NotJson(String),
+    #[error("the hook input lacks `{0}`")]
+    Missing(&'static str),
+    #[error("event `{0}` is not one portcullis judges")]
+    UnknownEvent(String),
+}
+
+/// A hook call, translated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HookCall {
+    pub agent: Agent,
+    pub event: String,
+    pub call: ToolCall,
+    /// The agent's session id, when the payload carries one.
+    pub session: Option<String>,
+    /// The agent's own permission mode (`default`, `plan`, `dontAsk` …), as sent.
+    pub permission_mode: Option<String>,
+    /// A sub-agent's id, when the call comes from one.
+    pub subagent: Option<String>,
+    /// Whether the agent can put a question to a person for this event.
+    pub can_ask: bool,
+}
+
+/// The answer to give the agent, after ask handling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Allow(String),
+    Ask(String),
+    Deny(String),
+}
+
+/// What to write back: stdout, stderr and the exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: i32,
+}
+
+fn parse_json(input: &[u8]) -> Result<Value, AdapterError> {
+    let v: Value =
+        serde_json::from_slice(input).map_err(|e| AdapterError::NotJson(e.to_string()))?;
+    if !v.is_object() {
+        return Err(AdapterError::NotJson("expected a JSON object".into()));
+    }
+    Ok(v)
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn required(v: &Value, key: &'static str) -> Result<String, AdapterError> {
+    text(v, key).ok_or(AdapterError::Missing(key))
+}
+
+/// `mcp__server__tool` from a server and a tool name.
+fn mcp_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+fn tool(name: String, origin: Origin, server: Option<String>) -> ToolRef {
+    ToolRef {
+        name,
+        origin,
+        server,
+        manifest: None,
+    }
+}
+
+/// Translates a native payload.
+pub fn parse(agent: Agent, input: &[u8]) -> Result<HookCall, AdapterError> {
+    let v = parse_json(input)?;
+    match agent {
+        Agent::ClaudeCode | Agent::Codex => claude_like(agent, &v),
+        Agent::Cursor => cursor(&v),
+        Agent::Gemini => gemini(&v),
+        Agent::Pi => pi(&v),
+    }
+}
+
+/// Claude Code and Codex share the wire format (`PreToolUse`, `PermissionRequest`).
+fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
+    let event = required(v, "hook_event_name")?;
+    if !matches!(event.as_str(), "PreToolUse" | "PermissionRequest") {
+        return Err(AdapterError::UnknownEvent(event));
+    }
+    let name = required(v, "tool_name")?;
+    let input = v
+        .get("tool_input")
+        .cloned()
+        .ok_or(AdapterError::Missing("tool_input"))?;
+    let cwd = required(v, "cwd")?;
+    let (tool_ref, input) = match name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    {
+        Some((server, t)) => (
+            tool(mcp_name(server, t), Origin::Mcp, Some(server.to_string())),
+            input,
+        ),
+        None => (tool(name, Origin::Core, None), input),
+    };
+    Ok(HookCall {
+        agent,
+        can_ask: agent == Agent::ClaudeCode && event == "PreToolUse",
+        event,
+        call: ToolCall {
+            tool: tool_ref,
+            input,
+            cwd,
+        },
+        session: text(v, "session_id"),
+        permission_mode: text(v, "permission_mode"),
+        subagent: text(v, "agent_id"),
+    })
+}
+
+/// Cursor: one event per gate; `beforeMCPExecution` carries its input as a JSON string.
+fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
+    let event = required(v, "hook_event_name")?;
+    let cwd = text(v, "cwd")
+        .or_else(|| {
+            v.get("workspace_roots")
+                .and_then(|r| r.get(0))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .ok_or(AdapterError::Missing("cwd"))?;
+    let (tool_ref, input, can_ask) = match event.as_str() {
+        "beforeShellExecution" => {
+            let command = required(v, "command")?;
+            (
+                tool("Shell".into(), Origin::Core, None),
+                json!({ "command": command }),
+                true,
+            )
+        }
+        "beforeReadFile" => {
+            let path = required(v, "file_path")?;
+            (
+                tool("ReadFile".into(), Origin::Core, None),
+                json!({ "file_path": path }),
+                false,
+            )
+        }
+        "beforeMCPExecution" => {
+            let name = required(v, "tool_name")?;
+            let raw = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            // A JSON string per the contract; an object is accepted too.
+            let input = match raw {
+                Value::String(s) => serde_json::from_str(&s)
+                    .map_err(|e| AdapterError::NotJson(format!("tool_input: {e}")))?,
+                other => other,
+            };
+            let server = text(v, "url")
+                .or_else(|| text(v, "command"))
+                .map(|s| server_name(&s))
+                .unwrap_or_else(|| "unknown".into());
+            (
+                tool(mcp_name(&server, &name), Origin::Mcp, Some(server)),
+                input,
+                true,
+            )
+        }
+        _ => return Err(AdapterError::UnknownEvent(event)),
+    };
+    Ok(HookCall {
+        agent: Agent::Cursor,
+        event,
+        call: ToolCall {
+            tool: tool_ref,
+            input,
+            cwd,
+        },
+        session: text(v, "conversation_id"),
+        permission_mode: None,
+        subagent: None,
+        can_ask,
+    })
+}
+
+/// A short server name from Cursor's `url` or stdio `command`.
+fn server_name(s: &str) -> String {
+    let s = s.split("://").nth(1).unwrap_or(s);
+    let first = s
+        .split(['/', ' ', ':'])
+        .find(|p| !p.is_empty())
+        .unwrap_or("unknown");
+    first
+        .rsplit('/')
+        .next()
+        .unwrap_or(first)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Gemini CLI: `BeforeTool`; MCP tools are `mcp_<server>_<tool>` (or carry `mcp_context`).
+fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
+    let event = required(v, "hook_event_name")?;
+    if event != "BeforeTool" {
+        return Err(AdapterError::UnknownEvent(event));
+    }
+    let name = required(v, "tool_name")?;
+    let input = v
+        .get("tool_input")
+        .cloned()
+        .ok_or(AdapterError::Missing("tool_input"))?;
+    let cwd = required(v, "cwd")?;
+    let mcp_server = v
+        .get("mcp_context")
+        .and_then(|c| c.get("server_name").or_else(|| c.get("serverName")))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let tool_ref = match (mcp_server, name.strip_prefix("mcp_")) {
+        (Some(server), _) => {
+            let t = name
+                .strip_prefix(&format!("mcp_{server}_"))
+                .unwrap_or(&name)
+                .to_string();
+            tool(mcp_name(&server, &t), Origin::Mcp, Some(server))
+        }
+        (None, Some(rest)) => {
+            // Ambiguous split: the server is the first segment.
+            let (server, t) = rest.split_once('_').unwrap_or((rest, ""));
+            tool(mcp_name(server, t), Origin::Mcp, Some(server.to_string()))
+        }
+        (None, None) => tool(name, Origin::Core, None),
+    };
+    Ok(HookCall {
+        agent: Agent::Gemini,
+        event,
+        call: ToolCall {
+            tool: tool_ref,
+            input,
+            cwd,
+        },
+        session: text(v, "session_id"),
+        permission_mode: None,
+        subagent: None,
+        can_ask: true,
+    })
+}
+
+/// pi: the extension sends `{toolName, toolCallId, input, cwd, session_id?, has_ui}`.
+/// Tools the extension marks as registered by other extensions arrive with `origin`.
+fn pi(v: &Value) -> Result<HookCall, AdapterError> {
+    let name = required(v, "toolName")?;
+    let input = v
+        .get("input")
+        .cloned()
+        .ok_or(AdapterError::Missing("input"))?;
+    let cwd = required(v, "cwd")?;
+    // Only the tool table decides what is core; anything else is an extension's.
+    let core = portcullis_policy::tables::pi_table().kind(&name).is_some();
+    let origin = if core {
+        Origin::Core
+    } else {
+        Origin::Extension
+    };
+    Ok(HookCall {
+        agent: Agent::Pi,
+        event: "tool_call".into(),
+        call: ToolCall {
+            tool: tool(name, origin, None),
+            input,
+            cwd,
+        },
+        session: text(v, "session_id"),
+        permission_mode: None,
+        subagent: None,
+        can_ask: v.get("has_ui").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// The agent's reply to an answer.
+pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
+    let ok = |stdout: Value| Reply {
+        stdout: stdout.to_string(),
+        stderr: String::new(),
+        exit: 0,
+    };
+    match (agent, answer) {
+        (Agent::ClaudeCode, _) if event == "PermissionRequest" => match answer {
+            Answer::Allow(r) => ok(
+                json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow"}}, "systemMessage": r}),
+            ),
+            Answer::Deny(r) => ok(
+                json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": r}}}),
+            ),
+            // No opinion: the person is asked by Claude Code itself.
+            Answer::Ask(_) => Reply {
+                stdout: String::new(),
+                stderr: String::new(),
+                exit: 0,
+            },
+        },
+        (Agent::ClaudeCode, Answer::Allow(r)) => ok(claude_decision("allow", r)),
+        (Agent::ClaudeCode, Answer::Ask(r)) => ok(claude_decision("ask", r)),
+        (Agent::ClaudeCode | Agent::Codex | Agent::Gemini, Answer::Deny(r)) => {
+            deny_reply(agent, event, r)
+        }
+        // Codex cannot approve or ask from a hook: no opinion leaves its own
+        // approval policy in charge (asks were turned into denies before).
+        (Agent::Codex, _) => Reply {
+            stdout: String::new(),
+            stderr: String::new(),
+            exit: 0,
+        },
+        (Agent::Cursor, a) => {
+            let (permission, r) = match a {
+                Answer::Allow(r) => ("allow", r),
+                Answer::Ask(r) if event != "beforeReadFile" => ("ask", r),
+                Answer::Ask(r) | Answer::Deny(r) => ("deny", r),
+            };
+            if event == "beforeReadFile" {
+                ok(json!({"permission": permission}))
+            } else {
+                ok(json!({"permission": permission, "user_message": r, "agent_message": r}))
+            }
+        }
+        (Agent::Gemini, Answer::Allow(r)) => ok(json!({"decision": "allow", "reason": r})),
+        (Agent::Gemini, Answer::Ask(r)) => ok(json!({"decision": "ask", "reason": r})),
+        (Agent::Pi, a) => {
+            let (decision, r) = match a {
+                Answer::Allow(r) => ("allow", r),
+                Answer::Ask(r) => ("ask", r),
+                Answer::Deny(r) => ("deny", r),
+            };
+            ok(json!({"decision": decision, "reason": r}))
+        }
+    }
+}
+
+fn claude_decision(decision: &str, reason: &str) -> Value {
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+        "permissionDecisionReason": reason}})
+}
+
+/// A deny in the agent's strongest form: JSON where the agent reads it, and
+/// exit 2 with the reason on stderr where the agent blocks on that (Codex needs
+/// the stderr text, or the exit code does not count).
+pub fn deny_reply(agent: Agent, event: &str, reason: &str) -> Reply {
+    let reason = if reason.trim().is_empty() {
+        "portcullis: denied"
+    } else {
+        reason
+    };
+    let stderr_line = if reason.starts_with("portcullis") {
+        format!("{reason}\n")
+    } else {
+        format!("portcullis: {reason}\n")
+    };
+    match agent {
+        Agent::ClaudeCode if event == "PermissionRequest" => Reply {
+            stdout: json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": reason}}})
+            .to_string(),
+            stderr: String::new(),
+            exit: 0,
+        },
+        Agent::ClaudeCode | Agent::Codex => Reply {
+            stdout: claude_decision("deny", reason).to_string(),
+            stderr: stderr_line,
+            exit: 2,
+        },
+        Agent::Gemini => Reply {
+            stdout: json!({"decision": "deny", "reason": reason}).to_string(),
+            stderr: stderr_line,
+            exit: 2,
+        },
+        Agent::Cursor if event == "beforeReadFile" => Reply {
+            stdout: json!({"permission": "deny"}).to_string(),
+            stderr: String::new(),
+            exit: 0,
+        },
+        Agent::Cursor => Reply {
+            stdout: json!({"permission": "deny", "user_message": reason, "agent_message": reason})
+                .to_string(),
+            stderr: String::new(),
+            exit: 0,
+        },
+        Agent::Pi => Reply {
+            stdout: json!({"decision": "deny", "reason": reason}).to_string(),
+            stderr: String::new(),
+            exit: 0,
+        },
+    }
+}

@@ -1,0 +1,242 @@
+//! `portcullis hook <agent>`: an agent's native hook payload on stdin, its native
+//! reply on stdout (and stderr / exit code where the agent reads those).
+//!
+//! Never crashes and never answers anything but the agent's format: any error
+//! — a payload that does not parse, a configuration or store error, a panic —
+//! becomes a deny with the reason (several agents treat a crashed hook as allow).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use portcullis_adapters::{Agent, Answer, HookCall, Reply, deny_reply, parse, reply};
+use portcullis_engine::{CallContext, Engine, SessionSources};
+use portcullis_paths::{Environment, FsPaths, Scopes};
+use portcullis_policy::{Decision, Mode, OnAsk, Policy, Verdict};
+use portcullis_store::{AgentKind, NewSession, RequestStatus, Store};
+
+use crate::config_files;
+
+#[derive(clap::Args)]
+pub struct HookArgs {
+    /// claude-code, codex, cursor, gemini or pi.
+    agent: Agent,
+    /// A configuration file (also `PORTCULLIS_CONFIG`), above the user's.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The store's data directory (else `PORTCULLIS_DATA_DIR`, else the default).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+pub fn run(args: &HookArgs) -> ExitCode {
+    let mut input = Vec::new();
+    let read = std::io::stdin().read_to_end(&mut input);
+    let agent = args.agent;
+    let outcome = match read {
+        Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(args, &input))),
+        Err(e) => Ok(Err(anyhow::anyhow!("reading the hook input: {e}"))),
+    };
+    let reply = match outcome {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => deny_reply(
+            agent,
+            event_of(&input),
+            &format!("portcullis could not judge this call and denies it: {e:#}"),
+        ),
+        Err(_) => deny_reply(
+            agent,
+            event_of(&input),
+            "portcullis failed while judging this call and denies it",
+        ),
+    };
+    emit(&reply)
+}
+
+/// The event name, for replying in the right shape even to a payload that failed.
+fn event_of(input: &[u8]) -> &'static str {
+    let v: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
+    match v.get("hook_event_name").and_then(|e| e.as_str()) {
+        Some("PermissionRequest") => "PermissionRequest",
+        Some("beforeReadFile") => "beforeReadFile",
+        _ => "",
+    }
+}
+
+fn emit(r: &Reply) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(r.stdout.as_bytes());
+    if !r.stdout.is_empty() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+    if !r.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(r.stderr.as_bytes());
+    }
+    ExitCode::from(u8::try_from(r.exit).unwrap_or(2))
+}
+
+/// The default on-ask behaviour: the agent's own prompt where it can ask.
+fn default_on_ask(agent: Agent) -> OnAsk {
+    match agent {
+        Agent::Codex => OnAsk::Notify,
+        _ => OnAsk::Agent,
+    }
+}
+
+fn handle(args: &HookArgs, input: &[u8]) -> Result<Reply> {
+    let hook = parse(args.agent, input)?;
+    let cwd = std::fs::canonicalize(&hook.call.cwd)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(hook.call.cwd.clone());
+    let mut call = hook.call.clone();
+    call.cwd = cwd.clone();
+    let env = Environment::from_process();
+    let mut policy = config_files::load(args.config.as_deref(), Path::new(&cwd), &env)
+        .context("loading the configuration")?;
+    policy.table =
+        portcullis_policy::tables::table_for(args.agent.as_str()).expect("every agent has a table");
+    // The agent's own mode may only tighten portcullis': plan mode reads only,
+    // dontAsk never asks. bypassPermissions cannot beat a portcullis deny.
+    match hook.permission_mode.as_deref() {
+        Some("plan") => policy.mode = Mode::ReadOnly,
+        Some("dontAsk") => policy.unattended = true,
+        _ => {}
+    }
+    let settings = policy
+        .agents
+        .get(args.agent.as_str())
+        .cloned()
+        .unwrap_or_default();
+    let on_ask = settings
+        .on_ask
+        .unwrap_or_else(|| default_on_ask(args.agent));
+    let facts = FsPaths::new(&scopes(&policy), &env);
+    let Some(session) = hook.session.clone() else {
+        let d = portcullis_policy::decide(&call, &policy, &facts);
+        return Ok(answer_without_store(&hook, &d, on_ask));
+    };
+    let dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(portcullis_store::default_data_dir);
+    let store =
+        Store::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?;
+    let session = register(&store, &hook, &session, &cwd)?;
+    let engine = Engine::new(store, policy, facts);
+    let ctx = CallContext {
+        sources: SessionSources {
+            body: Some(session),
+            env: std::env::var("PORTCULLIS_SESSION").ok(),
+            ..Default::default()
+        },
+        token: None,
+        require_token: false,
+    };
+    let now = crate::state::now();
+    let outcome = engine.decide(&call, &ctx, now)?;
+    let text = reasons(&outcome.decision);
+    let answer = match outcome.decision.decision {
+        Verdict::Allow => Answer::Allow(text),
+        Verdict::Deny => Answer::Deny(text),
+        Verdict::Ask => match (on_ask, &outcome.request) {
+            (OnAsk::Agent, _) if hook.can_ask => Answer::Ask(text),
+            (OnAsk::Hold, Some(r)) => {
+                let timeout = Duration::from_secs(settings.hold_timeout_secs.unwrap_or(50));
+                match hold(&engine.store, r.id, timeout)? {
+                    Some(RequestStatus::Approved) => {
+                        // The approval made a grant: judge again (nothing ran meanwhile).
+                        let again = engine.decide(&call, &ctx, crate::state::now())?;
+                        match again.decision.decision {
+                            Verdict::Allow => Answer::Allow(reasons(&again.decision)),
+                            _ => Answer::Deny(reasons(&again.decision)),
+                        }
+                    }
+                    Some(_) => Answer::Deny(format!("{text} — a person denied request #{}", r.id)),
+                    None => Answer::Deny(notify_text(&text, r.id)),
+                }
+            }
+            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id)),
+            (_, None) => Answer::Deny(format!("{text} (no person can approve this here)")),
+        },
+    };
+    Ok(reply(args.agent, &hook.event, &answer))
+}
+
+/// Without a session there is no request to raise: ask where the agent can, else deny.
+fn answer_without_store(hook: &HookCall, d: &Decision, on_ask: OnAsk) -> Reply {
+    let text = reasons(d);
+    let answer = match d.decision {
+        Verdict::Allow => Answer::Allow(text),
+        Verdict::Deny => Answer::Deny(text),
+        Verdict::Ask if on_ask == OnAsk::Agent && hook.can_ask => Answer::Ask(text),
+        Verdict::Ask => Answer::Deny(format!("{text} (no session: no request could be raised)")),
+    };
+    reply(hook.agent, &hook.event, &answer)
+}
+
+/// The first call of a session registers it; a sub-agent is a child of its session.
+fn register(store: &Store, hook: &HookCall, session: &str, cwd: &str) -> Result<String> {
+    let base = NewSession {
+        id: session.to_string(),
+        agent: Some(hook.agent.as_str().into()),
+        cwd: Some(cwd.into()),
+        parent: None,
+        kind: AgentKind::Main,
+        workflow: None,
+        ttl_secs: None,
+    };
+    store.ensure_session(&base)?;
+    match &hook.subagent {
+        Some(sub) => {
+            let id = format!("{session}.{sub}");
+            store.ensure_session(&NewSession {
+                id: id.clone(),
+                parent: Some(session.into()),
+                kind: AgentKind::Subagent,
+                ..base
+            })?;
+            Ok(id)
+        }
+        None => Ok(session.to_string()),
+    }
+}
+
+fn scopes(policy: &Policy) -> Scopes {
+    Scopes {
+        roots: policy.workspace.roots.clone(),
+        read_roots: policy.workspace.read_roots.clone(),
+        blocked: policy.workspace.blocked.clone(),
+        blocked_write: policy.workspace.blocked_write.clone(),
+    }
+}
+
+fn reasons(d: &Decision) -> String {
+    let mut text: Vec<&str> = d.reasons.iter().map(|r| r.message.as_str()).collect();
+    text.dedup();
+    format!("portcullis: {}", text.join("; "))
+}
+
+fn notify_text(reason: &str, request: i64) -> String {
+    format!(
+        "{reason}. A permission request (#{request}) is waiting for a person: \
+         `portcullis requests resolve {request} --scope once` (or the portcullis UI). \
+         Nothing ran; retry the same call after it is approved."
+    )
+}
+
+/// Waits for a person to resolve the request; `None` on timeout.
+fn hold(store: &Store, request: i64, timeout: Duration) -> Result<Option<RequestStatus>> {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if let Some(r) = store.request(request)?
+            && r.status != RequestStatus::Pending
+        {
+            return Ok(Some(r.status));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(None)
+}
