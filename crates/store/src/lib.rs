@@ -133,8 +133,19 @@ impl Store {
                 });
             }
         }
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+        // A small WAL: each process that opens the store rebuilds its index by
+        // reading the WAL, so checkpoint early (every 200 pages) to keep opens cheap.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 200;")
             .map_err(sqlite("set synchronous=NORMAL and foreign_keys=ON"))?;
+        // Hooks open the store once per tool call: closing must not checkpoint
+        // the WAL (an fsync and a file rewrite each time). SQLite checkpoints
+        // when the WAL grows past its threshold instead; durability is the
+        // same (the WAL is the database until then).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(sqlite("keep the WAL on close"))?;
         conn.set_prepared_statement_cache_capacity(64);
         let store = Store { conn, path };
         store.migrate()?;
