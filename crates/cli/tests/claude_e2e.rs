@@ -1,0 +1,306 @@
+//! Claude Code end to end, with its real CLI (issue 6): `claude -p` in a
+//! throw-away project whose `.claude/settings.json` runs `portcullis hook
+//! claude-code` on every tool call, against a scripted model server on
+//! 127.0.0.1 that answers with one fixed `Bash` call.
+//!
+//! - control: without the hook, Claude Code refuses the write itself in `-p`
+//!   mode (so the allowed run proves the hook's allow took effect);
+//! - allowed: `touch allowed-marker.txt` is allowed by the portcullis
+//!   configuration → the file exists, Claude reports no permission denial;
+//! - denied: `touch denied-marker.txt` matches a portcullis deny rule → the
+//!   file does not exist, Claude lists the call under `permission_denials`,
+//!   and the model receives portcullis' reason as the tool result;
+//! - both decisions are in portcullis' audit log under Claude's session id.
+//!
+//! Needs the pinned CLI in `e2e/node_modules` (`npm ci --prefix e2e`); without
+//! it this test fails and says so.
+
+#[path = "claude_e2e/harness.rs"]
+mod harness;
+#[path = "claude_e2e/model_server.rs"]
+mod model_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use harness::{Ran, Scratch, claude_bin, run_with_deadline};
+use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
+
+/// Per `claude -p` run; a normal run takes a few seconds.
+const CLAUDE_TIMEOUT: Duration = Duration::from_secs(120);
+
+const ALLOWED: &str = "touch allowed-marker.txt";
+const DENIED: &str = "touch denied-marker.txt";
+
+const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
+deny = ["Bash(touch denied-marker.txt)"]
+"#;
+
+fn portcullis() -> &'static str {
+    env!("CARGO_BIN_EXE_portcullis")
+}
+
+/// `s` as one word for `sh -c` (Claude Code runs command hooks through `sh -c`).
+fn sh_quote(s: &Path) -> String {
+    format!("'{}'", s.display().to_string().replace('\'', r"'\''"))
+}
+
+/// The throw-away world of one test: a scratch home, portcullis'
+/// configuration and data directory, and git projects to run Claude Code in.
+struct World {
+    scratch: Scratch,
+    home: PathBuf,
+    config: PathBuf,
+    data: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let scratch = Scratch::new("claude-e2e");
+        let home = scratch.dir("home");
+        let data = scratch.join("data");
+        scratch.dir("tmp");
+        scratch.dir("logs");
+        let config = scratch.join("portcullis.toml");
+        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
+        World {
+            scratch,
+            home,
+            config,
+            data,
+        }
+    }
+
+    /// A git project; with `hook`, its `.claude/settings.json` runs portcullis
+    /// before every tool call.
+    fn project(&self, name: &str, hook: bool) -> PathBuf {
+        let project = self.scratch.dir(name);
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .output()
+            .expect("run git init");
+        assert!(git.status.success(), "git init: {git:?}");
+        if hook {
+            let command = format!(
+                "{} hook claude-code --config {} --data-dir {}",
+                sh_quote(Path::new(portcullis())),
+                sh_quote(&self.config),
+                sh_quote(&self.data)
+            );
+            let settings = json!({"hooks": {"PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
+            ]}});
+            std::fs::create_dir_all(project.join(".claude")).expect("create .claude");
+            std::fs::write(
+                project.join(".claude/settings.json"),
+                serde_json::to_string_pretty(&settings).expect("settings serialize"),
+            )
+            .expect("write .claude/settings.json");
+        }
+        project
+    }
+
+    /// `claude -p … --output-format json` against `server`; the run's output
+    /// and the parsed result (`Null` when stdout is not JSON).
+    fn claude(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> (Ran, Value) {
+        let mut cmd = Command::new(bin);
+        cmd.args(["-p", "Run the scripted command.", "--output-format", "json"])
+            .current_dir(project)
+            // Nothing of the developer's environment: no proxy, no real key, no config.
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TMPDIR", self.scratch.join("tmp"))
+            .env("SHELL", "/bin/bash")
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb")
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env("ANTHROPIC_API_KEY", "test")
+            // Offline and non-interactive: no updater, telemetry or error reports.
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+        let ran = run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, CLAUDE_TIMEOUT);
+        let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
+        (ran, result)
+    }
+
+    /// Every audit row, from `portcullis audit export --jsonl`.
+    fn audit(&self) -> Vec<Value> {
+        let out = Command::new(portcullis())
+            .args(["audit", "export", "--jsonl", "--data-dir"])
+            .arg(&self.data)
+            .env("HOME", &self.home)
+            .output()
+            .expect("run portcullis audit export");
+        assert!(
+            out.status.success(),
+            "audit export failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
+            .collect()
+    }
+}
+
+/// Everything worth seeing when an assertion fails.
+fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
+    format!(
+        "{what}\n--- claude ---\n{}--- model server requests ---\n{}",
+        ran.report(),
+        server.summary()
+    )
+}
+
+/// The tool result the model received for the scripted call.
+fn scripted_tool_result(server: &ModelServer) -> Option<Value> {
+    server
+        .message_requests()
+        .iter()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|b| b["tool_use_id"] == TOOL_USE_ID)
+}
+
+/// The decisions portcullis recorded for `session`.
+fn decisions<'a>(audit: &'a [Value], session: &str) -> Vec<&'a Value> {
+    audit
+        .iter()
+        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["session"] == session)
+        .collect()
+}
+
+#[test]
+fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
+    let started = Instant::now();
+    let (bin, version) = claude_bin();
+    eprintln!("Claude Code {version} at {}", bin.display());
+    let world = World::new();
+
+    // Control: without the hook, Claude Code itself refuses the write in `-p`
+    // mode — so the allowed run below ran because portcullis allowed it.
+    let control = world.project("control", false);
+    let server = ModelServer::start(ALLOWED);
+    let (ran, result) = world.claude(&bin, &control, &server, "control");
+    let ctx = context("control run (no hook)", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        !control.join("allowed-marker.txt").exists(),
+        "Claude Code ran the command without any hook: the allowed run would prove nothing\n{ctx}"
+    );
+    assert!(
+        denied_calls(&result, ALLOWED),
+        "Claude Code did not refuse the call on its own\n{ctx}"
+    );
+
+    let project = world.project("project", true);
+
+    // The allowed call runs.
+    let server = ModelServer::start(ALLOWED);
+    let (ran, result) = world.claude(&bin, &project, &server, "allowed");
+    let ctx = context("allowed run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert_eq!(result["is_error"], false, "{ctx}");
+    assert!(
+        project.join("allowed-marker.txt").exists(),
+        "the allowed command did not run\n{ctx}"
+    );
+    assert_eq!(
+        result["permission_denials"],
+        json!([]),
+        "the allowed call was refused\n{ctx}"
+    );
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    assert_ne!(tool_result["is_error"], true, "{tool_result}\n{ctx}");
+    let allowed_session = session_id(&result, &ctx);
+
+    // The denied call does not.
+    let server = ModelServer::start(DENIED);
+    let (ran, result) = world.claude(&bin, &project, &server, "denied");
+    let ctx = context("denied run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        !project.join("denied-marker.txt").exists(),
+        "the denied command ran\n{ctx}"
+    );
+    assert!(
+        denied_calls(&result, DENIED),
+        "the denied call is not in permission_denials\n{ctx}"
+    );
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    let text = tool_result_text(&tool_result);
+    assert!(
+        tool_result["is_error"] == true
+            && text.contains("portcullis")
+            && text.contains("deny rule `Bash(touch denied-marker.txt)`"),
+        "the model did not get portcullis' reason: {tool_result}\n{ctx}"
+    );
+    let denied_session = session_id(&result, &ctx);
+    assert_ne!(allowed_session, denied_session);
+
+    // Both decisions are in the audit log, under Claude's own session ids.
+    let audit = world.audit();
+    let dump = audit
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let allowed = decisions(&audit, &allowed_session);
+    assert!(
+        allowed.len() == 1
+            && allowed[0]["event"]["tool"] == "Bash"
+            && allowed[0]["event"]["verdict"] == "allow"
+            && allowed[0]["event"]["detail"]["effects"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|e| e["path"] == "allowed-marker.txt")),
+        "not one allow of the Bash call for session {allowed_session} in the audit log:\n{dump}"
+    );
+    let denied = decisions(&audit, &denied_session);
+    assert!(
+        denied.len() == 1
+            && denied[0]["event"]["tool"] == "Bash"
+            && denied[0]["event"]["verdict"] == "deny"
+            && denied[0]["event"]["detail"]["reasons"] == json!(["rule-deny"]),
+        "not one deny of the Bash call for session {denied_session} in the audit log:\n{dump}"
+    );
+    eprintln!(
+        "claude e2e passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Whether Claude's JSON result lists the scripted Bash call of `command`
+/// under `permission_denials`.
+fn denied_calls(result: &Value, command: &str) -> bool {
+    result["permission_denials"].as_array().is_some_and(|d| {
+        d.iter().any(|d| {
+            d["tool_name"] == "Bash"
+                && d["tool_use_id"] == TOOL_USE_ID
+                && d["tool_input"]["command"] == command
+        })
+    })
+}
+
+/// The session id Claude Code reports in its JSON result.
+fn session_id(result: &Value, ctx: &str) -> String {
+    result["session_id"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| panic!("no session_id in the result\n{ctx}"))
+        .to_string()
+}

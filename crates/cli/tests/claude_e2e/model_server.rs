@@ -1,0 +1,403 @@
+//! A scripted stand-in for the Anthropic Messages API on 127.0.0.1, for driving
+//! the real Claude Code CLI (`ANTHROPIC_BASE_URL=http://127.0.0.1:<port>`).
+//!
+//! The script: a conversation whose last user message carries no `tool_result`
+//! and that offers the `Bash` tool gets one `tool_use` block calling `Bash` with
+//! the fixed command (stop reason `tool_use`); once the tool result comes back it
+//! gets a short text and `end_turn`. Any other `/v1/messages` request (a side
+//! query without tools) gets a short text. `count_tokens` gets a count; every
+//! other path a 404. Every request is logged for the assertions and for the
+//! failure report.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use serde_json::{Value, json};
+
+/// The id of the scripted tool call.
+pub const TOOL_USE_ID: &str = "toolu_portcullis_e2e_01";
+
+/// One request the server received.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub method: String,
+    pub target: String,
+    /// The JSON body (`Null` when empty or not JSON).
+    pub body: Value,
+    /// What the server answered, in a few words.
+    pub answer: String,
+}
+
+impl Logged {
+    /// The path without the query string.
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or("")
+    }
+}
+
+/// The server: it runs on its own threads until the test process ends.
+pub struct ModelServer {
+    pub port: u16,
+    log: Arc<Mutex<Vec<Logged>>>,
+}
+
+impl ModelServer {
+    /// Starts a server whose scripted tool call runs `command` with the Bash tool.
+    pub fn start(command: &str) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().expect("local address").port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&log);
+        let command = command.to_string();
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = Arc::clone(&shared);
+                let command = command.clone();
+                thread::spawn(move || {
+                    // A broken connection only loses that request; the log shows it.
+                    let _ = serve(stream, &command, &log);
+                });
+            }
+        });
+        ModelServer { port, log }
+    }
+
+    /// The base URL for `ANTHROPIC_BASE_URL`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Logged> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// The `/v1/messages` requests so far (not `count_tokens`).
+    pub fn message_requests(&self) -> Vec<Logged> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.path() == "/v1/messages")
+            .collect()
+    }
+
+    /// A readable summary of every request, for failure messages.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        for r in self.requests() {
+            let last = last_user_content(&r.body);
+            let mut last = last.to_string();
+            if last.len() > 600 {
+                let mut cut = 600;
+                while !last.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                last.truncate(cut);
+                last.push('…');
+            }
+            out.push_str(&format!(
+                "  {} {} → {} (stream: {}, tools: {}, last user content: {last})\n",
+                r.method,
+                r.target,
+                r.answer,
+                r.body["stream"],
+                tool_names(&r.body).join(","),
+            ));
+        }
+        if out.is_empty() {
+            out.push_str("  (no requests)\n");
+        }
+        out
+    }
+}
+
+/// The names of the tools a request offers.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The content of the last user message (`Null` when there is none).
+pub fn last_user_content(body: &Value) -> &Value {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| &m["content"])
+        .unwrap_or(&Value::Null)
+}
+
+/// The `tool_result` blocks of the last user message.
+pub fn tool_results(body: &Value) -> Vec<Value> {
+    last_user_content(body)
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter(|b| b["type"] == "tool_result")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A tool result's text, whether its content is a string or text blocks.
+pub fn tool_result_text(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+struct Request {
+    method: String,
+    target: String,
+    body: Vec<u8>,
+}
+
+fn serve(stream: TcpStream, command: &str, log: &Mutex<Vec<Logged>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut out = stream;
+    // One request per connection: every answer says `Connection: close`.
+    let Some(req) = read_request(&mut reader)? else {
+        return Ok(());
+    };
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let path = req.target.split('?').next().unwrap_or("");
+    let (answer, bytes) = match (req.method.as_str(), path) {
+        ("POST", "/v1/messages") => messages(&body, command),
+        ("POST", "/v1/messages/count_tokens") => (
+            "token count".to_string(),
+            json_response(200, &json!({"input_tokens": 42})),
+        ),
+        ("HEAD", _) | ("GET", "/") => ("200 empty".to_string(), json_response(200, &json!({}))),
+        _ => (
+            "404".to_string(),
+            json_response(
+                404,
+                &json!({"type": "error", "error": {"type": "not_found_error",
+                        "message": format!("the scripted model server has no {path}")}}),
+            ),
+        ),
+    };
+    if let Ok(mut l) = log.lock() {
+        l.push(Logged {
+            method: req.method,
+            target: req.target,
+            body,
+            answer,
+        });
+    }
+    out.write_all(&bytes)?;
+    out.flush()
+}
+
+fn read_request(reader: &mut impl BufRead) -> std::io::Result<Option<Request>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("").to_string();
+    let mut length = 0usize;
+    let mut chunked = false;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 {
+            break;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().unwrap_or(0);
+            } else if name.eq_ignore_ascii_case("transfer-encoding")
+                && value.to_ascii_lowercase().contains("chunked")
+            {
+                chunked = true;
+            }
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let size =
+                usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16).unwrap_or(0);
+            if size == 0 {
+                // Trailers, up to the empty line.
+                loop {
+                    let mut t = String::new();
+                    if reader.read_line(&mut t)? == 0 || t.trim().is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let mut chunk = vec![0; size];
+            reader.read_exact(&mut chunk)?;
+            body.extend_from_slice(&chunk);
+            let mut crlf = String::new();
+            reader.read_line(&mut crlf)?;
+        }
+    } else {
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+    }
+    Ok(Some(Request {
+        method,
+        target,
+        body,
+    }))
+}
+
+/// One content block of a scripted answer.
+enum Block {
+    Text(String),
+    Bash(String),
+}
+
+/// The scripted answer to a `/v1/messages` request.
+fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
+    let model = body["model"]
+        .as_str()
+        .unwrap_or("claude-scripted")
+        .to_string();
+    let offers_bash = tool_names(body).iter().any(|t| t == "Bash");
+    let (blocks, stop, answer) = if !tool_results(body).is_empty() {
+        (
+            vec![Block::Text("The scripted command has finished.".into())],
+            "end_turn",
+            "text after the tool result",
+        )
+    } else if offers_bash {
+        (
+            vec![Block::Bash(command.to_string())],
+            "tool_use",
+            "Bash tool_use",
+        )
+    } else {
+        (
+            vec![Block::Text("portcullis e2e".into())],
+            "end_turn",
+            "text (side query)",
+        )
+    };
+    let bytes = if body["stream"] == true {
+        sse(&model, &blocks, stop)
+    } else {
+        json_response(200, &whole_message(&model, &blocks, stop))
+    };
+    (answer.to_string(), bytes)
+}
+
+fn tool_input(command: &str) -> Value {
+    json!({"command": command, "description": "Run the scripted command"})
+}
+
+fn whole_message(model: &str, blocks: &[Block], stop: &str) -> Value {
+    let content: Vec<Value> = blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => json!({"type": "text", "text": t}),
+            Block::Bash(c) => {
+                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "Bash", "input": tool_input(c)})
+            }
+        })
+        .collect();
+    json!({
+        "id": "msg_portcullis_e2e",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": null,
+        "usage": {"input_tokens": 42, "output_tokens": 7},
+    })
+}
+
+/// The answer as Server-Sent Events, in the order the Messages API sends them.
+fn sse(model: &str, blocks: &[Block], stop: &str) -> Vec<u8> {
+    let mut events: Vec<(&str, Value)> = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {
+            "id": "msg_portcullis_e2e", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 42, "output_tokens": 1}}}),
+    )];
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, delta) = match block {
+            Block::Text(t) => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": t}),
+            ),
+            Block::Bash(c) => (
+                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "Bash", "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": tool_input(c).to_string()}),
+            ),
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 7}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    let mut body = String::new();
+    for (name, data) in events {
+        body.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+         request-id: req_portcullis_e2e\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+fn json_response(status: u16, value: &Value) -> Vec<u8> {
+    let reason = match status {
+        200 => "OK",
+        404 => "Not Found",
+        _ => "Status",
+    };
+    let body = value.to_string();
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n\
+         request-id: req_portcullis_e2e\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
