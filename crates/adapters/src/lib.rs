@@ -165,7 +165,10 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
     };
     Ok(HookCall {
         agent,
-        can_ask: agent == Agent::ClaudeCode && event == "PreToolUse",
+        // Claude Code asks a person itself on `PreToolUse` "ask" and when a
+        // `PermissionRequest` gets no opinion.
+        can_ask: agent == Agent::ClaudeCode
+            && (event == "PreToolUse" || event == "PermissionRequest"),
         event,
         call: ToolCall {
             tool: tool_ref,

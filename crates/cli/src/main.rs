@@ -5,7 +5,9 @@
 mod analyze;
 mod check;
 mod config_files;
+mod export;
 mod hook;
+mod install;
 mod state;
 
 use std::process::ExitCode;
@@ -33,6 +35,13 @@ enum Commands {
     Explain(check::CheckArgs),
     /// Judge an agent's tool call from its native hook payload on stdin.
     Hook(hook::HookArgs),
+    /// Add the portcullis hook to an agent's configuration (merged, idempotent, backed up).
+    Install(install::InstallArgs),
+    /// Check every agent's installed portcullis hook: present, executable, answering.
+    Doctor(install::DoctorArgs),
+    /// Write the configuration's Bash rules in an agent's own policy language.
+    #[command(subcommand)]
+    Export(export::ExportCmd),
     /// Sessions: register, list, revoke.
     #[command(subcommand)]
     Sessions(state::SessionsCmd),
@@ -65,6 +74,9 @@ fn main() -> ExitCode {
         Commands::Check(args) => check::run(&args, false),
         Commands::Explain(args) => check::run(&args, true),
         Commands::Hook(args) => return hook::run(&args),
+        Commands::Install(args) => install::install(&args),
+        Commands::Doctor(args) => install::doctor(&args),
+        Commands::Export(cmd) => export::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),
         Commands::Requests(cmd) => state::requests(&cmd),

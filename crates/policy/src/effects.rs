@@ -168,14 +168,26 @@ fn mcp_names(call: &ToolCall) -> (String, String) {
     }
 }
 
+/// `s` as one single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 fn string_field<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
     input.get(field).and_then(Value::as_str)
 }
 
 fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
     match kind {
-        ToolKind::Shell { command } => match string_field(input, command) {
-            Some(text) => shell(text, out),
+        ToolKind::Shell { command, dir } => match string_field(input, command) {
+            // A start directory is a `cd` before the command: relative paths in
+            // the command resolve against it, not against the project root.
+            Some(text) => match dir.and_then(|d| string_field(input, d)) {
+                Some(d) if !d.is_empty() => {
+                    shell(&format!("cd -- {} && {text}", shell_quote(d)), out)
+                }
+                _ => shell(text, out),
+            },
             None => out.push(Effect::Opaque {
                 reason: "missing-input".into(),
                 text: format!("no `{command}` string in the input"),
@@ -240,7 +252,9 @@ fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
 fn patch_effects(text: &str, out: &mut Vec<Effect>) {
     let mut any = false;
     for line in text.lines() {
-        let line = line.trim_end();
+        // Codex trims a header line before parsing it: so must we, or an
+        // indented `*** Add File:` writes a file nobody judged.
+        let line = line.trim();
         let (kind, path) = if let Some(p) = line.strip_prefix("*** Add File: ") {
             ("write", p)
         } else if let Some(p) = line.strip_prefix("*** Update File: ") {

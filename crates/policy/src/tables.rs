@@ -7,7 +7,11 @@ use portcullis_shell::Command;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolKind {
     /// Runs the shell command in `command`.
-    Shell { command: &'static str },
+    Shell {
+        command: &'static str,
+        /// The field naming the directory the command starts in, if the tool has one.
+        dir: Option<&'static str>,
+    },
     /// Reads the file in `path`.
     Read { path: &'static str },
     /// Writes or edits the file in `path`.
@@ -42,7 +46,13 @@ pub fn claude_code_table() -> ToolTable {
     ToolTable {
         agent: "claude-code",
         tools: &[
-            ("Bash", ToolKind::Shell { command: "command" }),
+            (
+                "Bash",
+                ToolKind::Shell {
+                    command: "command",
+                    dir: None,
+                },
+            ),
             ("Read", ToolKind::Read { path: "file_path" }),
             (
                 "NotebookRead",
@@ -80,7 +90,13 @@ pub fn codex_table() -> ToolTable {
     ToolTable {
         agent: "codex",
         tools: &[
-            ("Bash", ToolKind::Shell { command: "command" }),
+            (
+                "Bash",
+                ToolKind::Shell {
+                    command: "command",
+                    dir: None,
+                },
+            ),
             ("apply_patch", ToolKind::Patch { field: "command" }),
         ],
     }
@@ -91,7 +107,13 @@ pub fn gemini_table() -> ToolTable {
     ToolTable {
         agent: "gemini",
         tools: &[
-            ("run_shell_command", ToolKind::Shell { command: "command" }),
+            (
+                "run_shell_command",
+                ToolKind::Shell {
+                    command: "command",
+                    dir: Some("dir_path"),
+                },
+            ),
             ("read_file", ToolKind::Read { path: "file_path" }),
             ("write_file", ToolKind::Write { path: "file_path" }),
             ("replace", ToolKind::Write { path: "file_path" }),
@@ -114,7 +136,13 @@ pub fn cursor_table() -> ToolTable {
     ToolTable {
         agent: "cursor",
         tools: &[
-            ("Shell", ToolKind::Shell { command: "command" }),
+            (
+                "Shell",
+                ToolKind::Shell {
+                    command: "command",
+                    dir: None,
+                },
+            ),
             ("ReadFile", ToolKind::Read { path: "file_path" }),
             ("Write", ToolKind::Write { path: "file_path" }),
             ("Edit", ToolKind::Write { path: "file_path" }),
@@ -127,7 +155,13 @@ pub fn pi_table() -> ToolTable {
     ToolTable {
         agent: "pi",
         tools: &[
-            ("bash", ToolKind::Shell { command: "command" }),
+            (
+                "bash",
+                ToolKind::Shell {
+                    command: "command",
+                    dir: None,
+                },
+            ),
             ("read", ToolKind::Read { path: "path" }),
             ("write", ToolKind::Write { path: "path" }),
             ("edit", ToolKind::Write { path: "path" }),

@@ -59,6 +59,15 @@ pub use types::{
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "portcullis.db";
 
+/// Past this size the WAL is checkpointed and truncated when the store opens.
+///
+/// Each hook is a new process and the database's only connection, so SQLite
+/// rebuilds the WAL index from the WAL on every open and forgets which frames
+/// earlier checkpoints already copied: the WAL is never restarted and grows
+/// by every call (≈9 KB), and each open reads all of it. Truncating it here
+/// bounds both.
+pub const WAL_TRUNCATE_BYTES: u64 = 256 * 1024;
+
 /// How long a writer waits for another one before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -149,7 +158,23 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         let store = Store { conn, path };
         store.migrate()?;
+        store.truncate_large_wal()?;
         Ok(store)
+    }
+
+    /// Checkpoint and truncate the WAL when it is over [`WAL_TRUNCATE_BYTES`].
+    /// A busy checkpoint (another process reading an older snapshot) is left
+    /// for a later open; nothing is lost either way.
+    fn truncate_large_wal(&self) -> Result<()> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size > WAL_TRUNCATE_BYTES {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(self.sql("checkpoint the WAL"))?;
+        }
+        Ok(())
     }
 
     /// The database file.

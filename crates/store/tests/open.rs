@@ -219,3 +219,43 @@ fn default_data_dir_order() {
         "/h/.local/share/portcullis"
     );
 }
+
+/// One process per hook call: each open is the database's only connection.
+/// The WAL must stay bounded across such opens instead of growing by every call.
+#[test]
+fn wal_stays_bounded_across_many_short_lived_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("p");
+    let wal = data.join("portcullis.db-wal");
+    let mut largest = 0;
+    for i in 0..400 {
+        let store = Store::open(&data).unwrap();
+        store
+            .register_session(&main_session(&format!("s{i}")))
+            .unwrap();
+        store
+            .append_audit(
+                &AuditEvent {
+                    kind: "decision".into(),
+                    session: Some(format!("s{i}")),
+                    tool: Some("Bash".into()),
+                    verdict: Some("allow".into()),
+                    detail: serde_json::json!({"reason": "x".repeat(300)}),
+                },
+                i,
+            )
+            .unwrap();
+        drop(store);
+        largest = largest.max(fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+    }
+    // Bounded: the threshold plus what one call can add on top of it.
+    assert!(
+        largest < portcullis_store::WAL_TRUNCATE_BYTES + 64 * 1024,
+        "the WAL grew to {largest} bytes"
+    );
+    // Nothing was lost to the truncations.
+    let store = Store::open(&data).unwrap();
+    assert_eq!(store.sessions().unwrap().len(), 400);
+    assert_eq!(store.audit_all().unwrap().len(), 400);
+    assert!(store.verify_audit().unwrap().is_intact());
+}

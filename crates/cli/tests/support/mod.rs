@@ -1,7 +1,10 @@
 //! Shared by the policy suites (`bypass.rs`, `benign.rs`, `policy_conformance.rs`):
 //! a throw-away workspace and home, and the real `portcullis check --batch`
-//! run over many calls, one process per configuration.
+//! run over many calls, one process per configuration. The hook suites use
+//! [`hooks`] on top of it.
 #![allow(dead_code)] // each suite uses a different part
+
+pub mod hooks;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,0 +1,179 @@
+//! Hook latency (criterion): `portcullis hook claude-code` on a `git status`
+//! `PreToolUse` payload with a session (so the store is opened, the session
+//! looked up and one audit row written), against the floor of spawning
+//! `/bin/true` the same way.
+//!
+//! `cargo bench -p portcullis --bench hook_latency` prints the median wall time
+//! per call of each, and the ratio, between `====` lines, then criterion's
+//! figures. The README's goal: the hook within 2× the spawn floor and ≤ 1 ms.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// A throw-away home with a workspace, a data directory and a configuration.
+struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let root =
+            std::env::temp_dir().join(format!("portcullis-hook-bench-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in [
+            "home/proj/.git",
+            "home/.config",
+            "home/.local/share",
+            "data",
+        ] {
+            std::fs::create_dir_all(root.join(d)).expect("create the bench home");
+        }
+        std::fs::write(root.join("home/proj/README.md"), "# bench\n").expect("write");
+        std::fs::write(
+            root.join("portcullis.toml"),
+            "mode = \"ask\"\n[permissions]\nallow = [\"Bash(git status)\"]\n",
+        )
+        .expect("write the configuration");
+        Home {
+            root: root.canonicalize().expect("canonical root"),
+        }
+    }
+
+    /// A command in a clean, isolated environment.
+    fn command(&self, program: &Path) -> Command {
+        let home = self.root.join("home");
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("PORTCULLIS_DATA_DIR", self.root.join("data"))
+            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
+            .current_dir(home.join("proj"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Spawns `command`, writes `payload` to its stdin, and waits for it: the
+/// whole round trip an agent pays. Returns the wall time and the stdout.
+fn call(mut command: Command, payload: &[u8]) -> (Duration, Vec<u8>) {
+    let start = Instant::now();
+    let mut child = command.spawn().expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // `/bin/true` does not read its stdin: a broken pipe is fine there.
+    let _ = stdin.write_all(payload);
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    (start.elapsed(), out.stdout)
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[v.len() * 9 / 10])
+}
+
+fn bench(c: &mut Criterion) {
+    let home = Home::new();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_portcullis"));
+    let config = home.root.join("portcullis.toml");
+    let hook = || {
+        let mut cmd = home.command(&bin);
+        cmd.arg("hook")
+            .arg("claude-code")
+            .arg("--config")
+            .arg(&config);
+        cmd
+    };
+    let floor = || home.command(Path::new("/bin/true"));
+    let payload = serde_json::json!({
+        "session_id": "bench-session",
+        "transcript_path": "/home/u/.claude/projects/p/x.jsonl",
+        "cwd": home.root.join("home/proj"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git status", "description": "Show working tree status"},
+        "tool_use_id": "toolu_01ABC",
+    })
+    .to_string()
+    .into_bytes();
+
+    // The same call without a session: no store (config, paths, policy only).
+    let mut stateless: serde_json::Value = serde_json::from_slice(&payload).expect("JSON");
+    stateless
+        .as_object_mut()
+        .expect("an object")
+        .remove("session_id");
+    let stateless = stateless.to_string().into_bytes();
+
+    // The first call creates the store and registers the session.
+    let (_, out) = call(hook(), &payload);
+    let reply: serde_json::Value = serde_json::from_slice(&out).expect("the hook answers JSON");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{reply}"
+    );
+    let wal = || {
+        std::fs::metadata(home.root.join("data/portcullis.db-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0) as f64
+            / 1e6
+    };
+
+    // Interleaved, so drift on a shared machine hits all alike.
+    const N: usize = 400;
+    let mut hook_ms = Vec::with_capacity(N);
+    let mut stateless_ms = Vec::with_capacity(N);
+    let mut floor_ms = Vec::with_capacity(N);
+    for _ in 0..N {
+        hook_ms.push(call(hook(), &payload).0.as_secs_f64() * 1e3);
+        stateless_ms.push(call(hook(), &stateless).0.as_secs_f64() * 1e3);
+        floor_ms.push(call(floor(), &payload).0.as_secs_f64() * 1e3);
+    }
+    let (hook_med, hook_p90) = median(hook_ms);
+    let (stateless_med, stateless_p90) = median(stateless_ms);
+    let (floor_med, floor_p90) = median(floor_ms);
+    eprintln!("\n==================================================================");
+    eprintln!(
+        "portcullis hook claude-code (git status, session, audit row): MEDIAN {hook_med:.3} ms per call (p90 {hook_p90:.3} ms)"
+    );
+    eprintln!(
+        "spawn floor (/bin/true, same environment and stdin):          MEDIAN {floor_med:.3} ms per call (p90 {floor_p90:.3} ms)"
+    );
+    eprintln!(
+        "ratio hook / floor: {:.2}×  (goal ≤ 2×, ≤ 1 ms) over {N} calls each",
+        hook_med / floor_med
+    );
+    eprintln!(
+        "  for reference, the same call without a session (no store): {stateless_med:.3} ms (p90 {stateless_p90:.3} ms); WAL after {} calls: {:.2} MB",
+        N + 1,
+        wal()
+    );
+    eprintln!("==================================================================\n");
+
+    let mut g = c.benchmark_group("hook");
+    g.sample_size(20);
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("claude-code git status", |b| {
+        b.iter(|| call(hook(), &payload))
+    });
+    g.bench_function("spawn /bin/true", |b| b.iter(|| call(floor(), &payload)));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,1373 @@
+//! Fixture tests of `portcullis hook <agent>`, the real binary: for every event
+//! each agent sends portcullis (agent-hooks.md §1, §4–§7), payloads shaped as the
+//! agent sends them, and the EXACT reply (stdout parsed and compared as JSON),
+//! stderr and exit code for an allow, an ask, a deny and malformed input.
+//!
+//! What each agent gets (agent-hooks.md §8):
+//! - Claude Code `PreToolUse`: `permissionDecision` allow / ask / deny; a deny
+//!   also exits 2 with the reason on stderr. `PermissionRequest`: `decision.behavior`
+//!   allow / deny with exit 0 (Claude Code ignores exit 2 there).
+//! - Codex `PreToolUse` / `PermissionRequest`: nothing on allow (Codex honours no
+//!   allow without a rewrite), a deny with exit 2 and non-empty stderr; Codex
+//!   cannot ask, so an ask raises a request and denies (`on_ask` = notify).
+//! - Cursor: `{permission, user_message, agent_message}`; `beforeReadFile` only
+//!   `{permission}` allow / deny, so an ask there is a deny.
+//! - Gemini CLI `BeforeTool`: `{decision, reason}`; deny exits 2 with stderr.
+//! - pi: `{decision, reason}` for the extension, exit 0.
+//!
+//! Malformed input (not JSON, a missing field, an unknown event, a configuration
+//! that does not load) is a deny in the agent's own format, never non-JSON on
+//! stdout. Ask handling (`on_ask` agent / notify / hold) is exercised from a
+//! configuration file, holding hooks answered from another process.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::Sandbox;
+use support::hooks::reply::{self, could_not_judge, notify, stderr};
+use support::hooks::{HookRun, payload, run, s};
+
+/// The configuration of every fixture (plus what a test appends).
+const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Edit(./src/**)", "mcp__github__get_issue", "mcp__github_example__get_issue"]
+deny = ["Bash(curl *)", "mcp__github__delete_repo", "mcp__github_example__delete_repo"]
+"#;
+
+/// A sandbox (fake home, workspace `~/proj`, store) and its configuration file.
+struct Fx {
+    sb: Sandbox,
+    config: PathBuf,
+}
+
+impl Fx {
+    fn new(name: &str) -> Fx {
+        Fx::with(name, "")
+    }
+
+    /// `CONFIG` followed by `extra` (per-agent tables such as `[agents.claude-code]`).
+    fn with(name: &str, extra: &str) -> Fx {
+        let sb = Sandbox::new(&format!("hooks-{name}"));
+        let config = sb.write("portcullis.toml", &format!("{CONFIG}{extra}"));
+        sb.write("outside/report.txt", "a report\n");
+        Fx { sb, config }
+    }
+
+    fn w(&self) -> &Path {
+        &self.sb.repo
+    }
+
+    /// A path in the workspace, as a string.
+    fn ws(&self, rel: &str) -> String {
+        s(&self.sb.repo.join(rel))
+    }
+
+    /// A path in the fake home, as a string.
+    fn home(&self, rel: &str) -> String {
+        s(&self.sb.home.join(rel))
+    }
+
+    /// A file outside the home and the workspace.
+    fn outside(&self) -> String {
+        s(&self.sb.root.join("outside/report.txt"))
+    }
+
+    fn hook(&self, agent: &str, payload: &Value) -> HookRun {
+        self.raw(agent, &payload.to_string())
+    }
+
+    fn raw(&self, agent: &str, text: &str) -> HookRun {
+        self.sb.hook(agent, Some(&self.config), text)
+    }
+}
+
+// The reasons portcullis gives, shared by every agent.
+const GIT_STATUS: &str =
+    "portcullis: command `git status`: a read-only program; its effects are judged one by one";
+const NPM_TEST: &str = "portcullis: command `npm test`: no rule allows it; `npm` runs code \
+     through `test` (runs code defined by the project or its dependencies): only a rule naming \
+     `test` literally allows it";
+const CURL: &str = "portcullis: command `curl -s https://x.example`: deny rule `Bash(curl *)`";
+const MCP_ALLOW: &str =
+    "portcullis: MCP tool `mcp__github__get_issue`: allow rule `mcp__github__get_issue`";
+const MCP_ASK: &str = "portcullis: MCP tool `mcp__github__create_issue`: no rule allows it";
+const MCP_DENY: &str = "portcullis: the tool itself: deny rule `mcp__github__delete_repo`";
+
+impl Fx {
+    /// `echo x >> ~/.bashrc` through a shell tool.
+    fn bashrc_by_shell(&self) -> String {
+        format!(
+            "portcullis: write `~/.bashrc` (→ {}): protected (shell startup file); never \
+             written by an agent",
+            self.home(".bashrc")
+        )
+    }
+
+    /// A file tool writing `~/.bashrc` by its absolute path.
+    fn bashrc_by_path(&self) -> String {
+        format!(
+            "portcullis: write `{}`: protected (shell startup file); never written by an agent",
+            self.home(".bashrc")
+        )
+    }
+
+    fn read_in_workspace(&self, rel: &str) -> String {
+        format!("portcullis: read `{}`: inside the workspace", self.ws(rel))
+    }
+
+    fn write_allowed(&self, rel: &str) -> String {
+        format!(
+            "portcullis: write `{}`: allow rule `Edit(./src/**)`",
+            self.ws(rel)
+        )
+    }
+
+    fn write_unruled(&self, rel: &str) -> String {
+        format!(
+            "portcullis: write `{}`: no Edit rule allows this write",
+            self.ws(rel)
+        )
+    }
+
+    fn secret(&self) -> String {
+        format!(
+            "portcullis: read `{}`: a secret (ssh keys); not read without a person",
+            self.home(".ssh/id_rsa")
+        )
+    }
+
+    fn outside_read(&self) -> String {
+        format!(
+            "portcullis: read `{}`: outside the workspace (eligible for approval)",
+            self.outside()
+        )
+    }
+}
+
+fn bash(command: &str) -> Value {
+    json!({ "command": command })
+}
+
+/// The inputs every agent's malformed-input check sends, with the error each
+/// gives; `event` is the event name the agent's payloads carry.
+fn broken_common() -> Vec<(&'static str, String, String)> {
+    vec![
+        (
+            "not JSON",
+            "this is not json".into(),
+            "the hook input is not JSON: expected ident at line 1 column 2".into(),
+        ),
+        (
+            "a JSON array",
+            "[1, 2]".into(),
+            "the hook input is not JSON: expected a JSON object".into(),
+        ),
+        (
+            "empty stdin",
+            String::new(),
+            "the hook input is not JSON: EOF while parsing a value at line 1 column 0".into(),
+        ),
+    ]
+}
+
+// ───────────────────────────── Claude Code ─────────────────────────────
+
+#[test]
+fn claude_code_pre_tool_use_allow() {
+    let fx = Fx::new("claude-allow");
+    let w = fx.w();
+    let pre =
+        |tool: &str, input: Value| payload::claude("PreToolUse", Some("c-allow"), w, tool, input);
+
+    fx.hook("claude-code", &pre("Bash", bash("git status")))
+        .expect(Some(reply::claude("allow", GIT_STATUS)), 0, "");
+
+    // Fields Claude Code added later, and a permission mode portcullis has never
+    // heard of: tolerated, the decision stands.
+    let mut read = pre(
+        "Read",
+        json!({ "file_path": fx.ws("README.md"), "limit": 20 }),
+    );
+    read["prompt_id"] = json!("550e8400-e29b-41d4-a716-446655440000");
+    read["effort"] = json!({ "level": "xhigh" });
+    read["permission_mode"] = json!("someNewMode");
+    read["agent_type"] = json!("general-purpose");
+    read["future_field"] = json!({ "nested": [1, 2, 3] });
+    fx.hook("claude-code", &read).expect(
+        Some(reply::claude("allow", &fx.read_in_workspace("README.md"))),
+        0,
+        "",
+    );
+
+    let write = pre(
+        "Write",
+        json!({ "file_path": fx.ws("src/x.rs"), "content": "fn x() {}\n" }),
+    );
+    fx.hook("claude-code", &write).expect(
+        Some(reply::claude("allow", &fx.write_allowed("src/x.rs"))),
+        0,
+        "",
+    );
+
+    fx.hook(
+        "claude-code",
+        &pre(
+            "mcp__github__get_issue",
+            json!({ "owner": "o", "repo": "r", "number": 1 }),
+        ),
+    )
+    .expect(Some(reply::claude("allow", MCP_ALLOW)), 0, "");
+}
+
+#[test]
+fn claude_code_pre_tool_use_ask() {
+    let fx = Fx::new("claude-ask");
+    let w = fx.w();
+    let pre =
+        |tool: &str, input: Value| payload::claude("PreToolUse", Some("c-ask"), w, tool, input);
+
+    let npm = pre(
+        "Bash",
+        json!({"command": "npm test", "description": "Run test suite", "timeout": 120000,
+               "run_in_background": false}),
+    );
+    fx.hook("claude-code", &npm)
+        .expect(Some(reply::claude("ask", NPM_TEST)), 0, "");
+
+    let edit = pre(
+        "Edit",
+        json!({"file_path": fx.ws("notes.txt"), "old_string": "a", "new_string": "b"}),
+    );
+    fx.hook("claude-code", &edit).expect(
+        Some(reply::claude("ask", &fx.write_unruled("notes.txt"))),
+        0,
+        "",
+    );
+
+    fx.hook(
+        "claude-code",
+        &pre("Read", json!({ "file_path": fx.home(".ssh/id_rsa") })),
+    )
+    .expect(Some(reply::claude("ask", &fx.secret())), 0, "");
+
+    fx.hook(
+        "claude-code",
+        &pre("Read", json!({ "file_path": fx.outside() })),
+    )
+    .expect(Some(reply::claude("ask", &fx.outside_read())), 0, "");
+
+    fx.hook(
+        "claude-code",
+        &pre("mcp__github__create_issue", json!({ "title": "x" })),
+    )
+    .expect(Some(reply::claude("ask", MCP_ASK)), 0, "");
+}
+
+#[test]
+fn claude_code_pre_tool_use_deny() {
+    let fx = Fx::new("claude-deny");
+    let w = fx.w();
+    let pre =
+        |tool: &str, input: Value| payload::claude("PreToolUse", Some("c-deny"), w, tool, input);
+    let deny = |run: HookRun, reason: &str| {
+        run.expect(Some(reply::claude("deny", reason)), 2, &stderr(reason))
+    };
+
+    deny(
+        fx.hook(
+            "claude-code",
+            &pre("Bash", bash("curl -s https://x.example")),
+        ),
+        CURL,
+    );
+    deny(
+        fx.hook(
+            "claude-code",
+            &pre("mcp__github__delete_repo", json!({ "repo": "r" })),
+        ),
+        MCP_DENY,
+    );
+
+    // bypassPermissions cannot beat a portcullis deny.
+    let mut bypass = pre("Bash", bash("echo x >> ~/.bashrc"));
+    bypass["permission_mode"] = json!("bypassPermissions");
+    deny(fx.hook("claude-code", &bypass), &fx.bashrc_by_shell());
+
+    // The agent's own mode only tightens: plan mode reads only, dontAsk never asks.
+    let mut plan = pre(
+        "Write",
+        json!({ "file_path": fx.ws("src/x.rs"), "content": "x" }),
+    );
+    plan["permission_mode"] = json!("plan");
+    deny(
+        fx.hook("claude-code", &plan),
+        &format!(
+            "portcullis: write `{}`: no writes in read-only mode",
+            fx.ws("src/x.rs")
+        ),
+    );
+    let mut dont_ask = pre("Bash", bash("npm test"));
+    dont_ask["permission_mode"] = json!("dontAsk");
+    deny(
+        fx.hook("claude-code", &dont_ask),
+        &format!(
+            "{NPM_TEST}; no person can answer a question here, so what would be asked is denied"
+        ),
+    );
+}
+
+#[test]
+fn claude_code_permission_request() {
+    let fx = Fx::with(
+        "claude-permreq",
+        "[agents.claude-code]\non_ask = \"notify\"\n",
+    );
+    let w = fx.w();
+    // No `tool_use_id`; `permission_suggestions` may come along.
+    let req = |input: Value| {
+        let mut p = payload::claude("PermissionRequest", Some("c-perm"), w, "Bash", input);
+        p["permission_suggestions"] = json!([{"type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+            "behavior": "allow", "destination": "localSettings"}]);
+        p
+    };
+
+    fx.hook("claude-code", &req(bash("git status"))).expect(
+        Some(reply::claude_permission_allow(GIT_STATUS)),
+        0,
+        "",
+    );
+    // A deny is JSON with exit 0: Claude Code does not honour exit 2 here.
+    fx.hook("claude-code", &req(bash("curl -s https://x.example")))
+        .expect(Some(reply::claude_permission_deny(CURL)), 0, "");
+    // An ask under `on_ask = "notify"`: a request is raised, its id in the message.
+    let run = fx.hook("claude-code", &req(bash("npm test")));
+    let id = fx.sb.pending_request_id("c-perm");
+    run.expect(
+        Some(reply::claude_permission_deny(&notify(NPM_TEST, id))),
+        0,
+        "",
+    );
+    // Malformed: a deny in the PermissionRequest shape.
+    let mut broken = req(bash("ls"));
+    broken.as_object_mut().unwrap().remove("tool_input");
+    fx.hook("claude-code", &broken).expect(
+        Some(reply::claude_permission_deny(&could_not_judge(
+            "the hook input lacks `tool_input`",
+        ))),
+        0,
+        "",
+    );
+}
+
+/// With `on_ask = "agent"` (Claude Code's default) an ask at `PermissionRequest`
+/// should be "no opinion" (empty stdout, exit 0): Claude Code's own prompt comes
+/// next. The adapter's `reply()` has that branch, but `can_ask` is false for
+/// `PermissionRequest`, so the hook denies and raises a request instead; with both
+/// hooks installed, every `PreToolUse` ask would then be denied at
+/// `PermissionRequest` and the person never prompted.
+#[test]
+fn claude_code_permission_request_ask_leaves_the_prompt_to_claude() {
+    let fx = Fx::new("claude-permreq-agent");
+    let p = payload::claude(
+        "PermissionRequest",
+        Some("c-perm-agent"),
+        fx.w(),
+        "Bash",
+        bash("npm test"),
+    );
+    fx.hook("claude-code", &p).expect(None, 0, "");
+}
+
+#[test]
+fn claude_code_malformed_input_denies() {
+    let fx = Fx::new("claude-malformed");
+    let w = fx.w();
+    let mut cases = broken_common();
+    let good = payload::claude("PreToolUse", Some("c-bad"), w, "Bash", bash("ls"));
+    for field in ["hook_event_name", "tool_name", "tool_input", "cwd"] {
+        let mut p = good.clone();
+        p.as_object_mut().unwrap().remove(field);
+        cases.push((
+            "a missing field",
+            p.to_string(),
+            format!("the hook input lacks `{field}`"),
+        ));
+    }
+    for event in ["PostToolUse", "Stop", "SessionStart"] {
+        let mut p = good.clone();
+        p["hook_event_name"] = json!(event);
+        cases.push((
+            "an unknown event",
+            p.to_string(),
+            format!("event `{event}` is not one portcullis judges"),
+        ));
+    }
+    for (what, text, error) in cases {
+        let reason = could_not_judge(&error);
+        let run = fx.raw("claude-code", &text);
+        assert!(!run.stderr.is_empty(), "{what}: empty stderr");
+        run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+    }
+}
+
+#[test]
+fn claude_code_configuration_that_does_not_load_denies() {
+    let fx = Fx::new("claude-badconfig");
+    let bad = fx.sb.write(
+        "bad.toml",
+        "mode = \"ask\"\n[permissions]\nallow = [\"Bash(git *\"]\n",
+    );
+    let p = payload::claude(
+        "PreToolUse",
+        Some("c-cfg"),
+        fx.w(),
+        "Bash",
+        bash("git status"),
+    );
+    let reason = could_not_judge(&format!(
+        "loading the configuration: {}:3: rule `Bash(git *`: the specifier must end with `)`: \
+         write `Tool(specifier)`",
+        s(&bad)
+    ));
+    fx.sb
+        .hook("claude-code", Some(&bad), &p.to_string())
+        .expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+#[test]
+fn claude_code_session_conflict_denies() {
+    let fx = Fx::new("claude-conflict");
+    let p = payload::claude(
+        "PreToolUse",
+        Some("c-body"),
+        fx.w(),
+        "Bash",
+        bash("git status"),
+    );
+    let mut cmd = fx.sb.hook_command("claude-code", Some(&fx.config));
+    cmd.env("PORTCULLIS_SESSION", "c-env");
+    let reason = could_not_judge("session conflict: body=c-body, environment=c-env");
+    run(cmd, &p.to_string()).expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+#[test]
+fn claude_code_subagent_calls_belong_to_a_child_session() {
+    let fx = Fx::new("claude-subagent");
+    let mut p = payload::claude(
+        "PreToolUse",
+        Some("c-main"),
+        fx.w(),
+        "Bash",
+        bash("git status"),
+    );
+    p["agent_id"] = json!("sub-1");
+    p["agent_type"] = json!("Explore");
+    fx.hook("claude-code", &p)
+        .expect(Some(reply::claude("allow", GIT_STATUS)), 0, "");
+    let rows = fx.sb.audited_decisions();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["event"]["session"], "c-main.sub-1");
+    let sessions = fx.sb.cli_json(&["sessions", "list", "--json"]);
+    let child = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "c-main.sub-1")
+        .unwrap_or_else(|| panic!("the child session is registered: {sessions}"));
+    assert_eq!(child["parent"], "c-main");
+    assert_eq!(child["kind"], "subagent");
+}
+
+#[test]
+fn claude_code_without_a_session_still_decides() {
+    let fx = Fx::new("claude-nosession");
+    let w = fx.w();
+    let pre = |input: Value| payload::claude("PreToolUse", None, w, "Bash", input);
+    fx.hook("claude-code", &pre(bash("git status"))).expect(
+        Some(reply::claude("allow", GIT_STATUS)),
+        0,
+        "",
+    );
+    fx.hook("claude-code", &pre(bash("npm test"))).expect(
+        Some(reply::claude("ask", NPM_TEST)),
+        0,
+        "",
+    );
+    fx.hook("claude-code", &pre(bash("curl -s https://x.example")))
+        .expect(Some(reply::claude("deny", CURL)), 2, &stderr(CURL));
+}
+
+// ───────────────────────────── on_ask ─────────────────────────────
+
+#[test]
+fn on_ask_notify_denies_with_the_request_id() {
+    let fx = Fx::with(
+        "onask-notify",
+        "[agents.claude-code]\non_ask = \"notify\"\n",
+    );
+    let p = payload::claude("PreToolUse", Some("n-1"), fx.w(), "Bash", bash("npm test"));
+    let run = fx.hook("claude-code", &p);
+    let id = fx.sb.pending_request_id("n-1");
+    let reason = notify(NPM_TEST, id);
+    assert!(reason.contains(&format!("(#{id})")));
+    run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+    // A retry collapses into the same request.
+    fx.hook("claude-code", &p)
+        .expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+    let pending = fx.sb.pending_requests();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["count"], 2);
+    // Once a person approves, the same call is allowed (nothing is replayed).
+    fx.sb.cli_json(&[
+        "requests",
+        "resolve",
+        &id.to_string(),
+        "--scope",
+        "once",
+        "--json",
+    ]);
+    let run = fx.hook("claude-code", &p);
+    assert_eq!(
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "allow",
+        "{run:?}"
+    );
+}
+
+#[test]
+fn on_ask_agent_is_the_default() {
+    let fx = Fx::with("onask-agent", "[agents.claude-code]\non_ask = \"agent\"\n");
+    let p = payload::claude("PreToolUse", Some("a-1"), fx.w(), "Bash", bash("npm test"));
+    fx.hook("claude-code", &p)
+        .expect(Some(reply::claude("ask", NPM_TEST)), 0, "");
+    let plain = Fx::new("onask-default");
+    plain
+        .hook("claude-code", &p)
+        .expect(Some(reply::claude("ask", NPM_TEST)), 0, "");
+}
+
+#[test]
+fn on_ask_hold_waits_for_a_person_who_approves() {
+    let fx = Fx::with(
+        "onask-hold-approve",
+        "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 60\n",
+    );
+    let p = payload::claude("PreToolUse", Some("h-1"), fx.w(), "Bash", bash("npm test"));
+    let mut hook = fx
+        .sb
+        .spawn_hook("claude-code", Some(&fx.config), &p.to_string());
+    let request = fx.sb.wait_for_request("h-1", Duration::from_secs(30));
+    assert_eq!(request["tool"], "Bash");
+    assert_eq!(request["target"]["pattern"], "npm test");
+    assert!(
+        hook.try_wait().expect("poll the hook").is_none(),
+        "the hook waits for the person"
+    );
+    let id = request["id"].as_i64().unwrap();
+    let resolved = fx.sb.cli_json(&[
+        "requests",
+        "resolve",
+        &id.to_string(),
+        "--scope",
+        "once",
+        "--json",
+    ]);
+    let grant = resolved["grant"]["id"].as_i64().expect("a grant");
+    let run = HookRun::from_output(hook.wait_with_output().expect("the hook answers"));
+    run.expect(
+        Some(reply::claude(
+            "allow",
+            &format!("portcullis: allowed by grant #{grant}"),
+        )),
+        0,
+        "",
+    );
+}
+
+#[test]
+fn on_ask_hold_waits_for_a_person_who_denies() {
+    let fx = Fx::with(
+        "onask-hold-deny",
+        "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 60\n",
+    );
+    let p = payload::claude("PreToolUse", Some("h-2"), fx.w(), "Bash", bash("npm test"));
+    let hook = fx
+        .sb
+        .spawn_hook("claude-code", Some(&fx.config), &p.to_string());
+    let id = fx.sb.wait_for_request("h-2", Duration::from_secs(30))["id"]
+        .as_i64()
+        .unwrap();
+    fx.sb.cli_json(&[
+        "requests",
+        "resolve",
+        &id.to_string(),
+        "--scope",
+        "deny",
+        "--json",
+    ]);
+    let run = HookRun::from_output(hook.wait_with_output().expect("the hook answers"));
+    let reason = format!("{NPM_TEST} — a person denied request #{id}");
+    run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+#[test]
+fn on_ask_hold_times_out_into_a_deny() {
+    let fx = Fx::with(
+        "onask-hold-timeout",
+        "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 1\n",
+    );
+    let p = payload::claude("PreToolUse", Some("h-3"), fx.w(), "Bash", bash("npm test"));
+    let start = Instant::now();
+    let run = fx.hook("claude-code", &p);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_secs(1), "held for {took:?}");
+    assert!(took < Duration::from_secs(20), "held for {took:?}");
+    let id = fx.sb.pending_request_id("h-3");
+    let reason = notify(NPM_TEST, id);
+    run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+// ───────────────────────────── Codex CLI ─────────────────────────────
+
+/// A Codex `apply_patch` input (the patch text in `command`).
+fn patch(body: &str) -> Value {
+    json!({ "command": format!("*** Begin Patch\n{body}*** End Patch\n") })
+}
+
+#[test]
+fn codex_allow_is_no_opinion() {
+    let fx = Fx::new("codex-allow");
+    let w = fx.w();
+    let pre = |tool: &str, input: Value| payload::codex("PreToolUse", "x-allow", w, tool, input);
+    for p in [
+        pre("Bash", bash("git status")),
+        // Inside the workspace, under `Edit(./src/**)`.
+        pre(
+            "apply_patch",
+            patch(
+                "*** Update File: src/main.rs\n@@\n-fn main() {}\n+fn main() { println!(\"hi\"); }\n\
+                 *** Add File: src/lib.rs\n+pub fn f() {}\n",
+            ),
+        ),
+        pre("mcp__github__get_issue", json!({ "number": 1 })),
+    ] {
+        // Codex ignores a plain allow: portcullis leaves Codex' own policy in charge.
+        fx.hook("codex", &p).expect(None, 0, "");
+    }
+    // PermissionRequest, too.
+    fx.hook(
+        "codex",
+        &payload::codex(
+            "PermissionRequest",
+            "x-allow",
+            w,
+            "Bash",
+            bash("git status"),
+        ),
+    )
+    .expect(None, 0, "");
+}
+
+#[test]
+fn codex_ask_raises_a_request_and_denies() {
+    let fx = Fx::new("codex-ask");
+    let w = fx.w();
+    let deny = |run: HookRun, reason: &str| {
+        run.expect(Some(reply::claude("deny", reason)), 2, &stderr(reason))
+    };
+
+    let run = fx.hook(
+        "codex",
+        &payload::codex("PreToolUse", "x-ask-1", w, "Bash", bash("npm test")),
+    );
+    deny(run, &notify(NPM_TEST, fx.sb.pending_request_id("x-ask-1")));
+
+    // A patch whose file is outside the workspace.
+    let run = fx.hook(
+        "codex",
+        &payload::codex(
+            "PreToolUse",
+            "x-ask-2",
+            w,
+            "apply_patch",
+            patch("*** Update File: ../other/x.txt\n@@\n-a\n+b\n"),
+        ),
+    );
+    let outside = format!(
+        "portcullis: write `../other/x.txt` (→ {}): outside the workspace (eligible for approval)",
+        fx.home("other/x.txt")
+    );
+    deny(run, &notify(&outside, fx.sb.pending_request_id("x-ask-2")));
+
+    // One file inside, one outside: the outside one decides.
+    let run = fx.hook(
+        "codex",
+        &payload::codex(
+            "PreToolUse",
+            "x-ask-3",
+            w,
+            "apply_patch",
+            patch(
+                "*** Update File: src/main.rs\n@@\n-a\n+b\n\
+                 *** Update File: ../other/x.txt\n@@\n-a\n+b\n",
+            ),
+        ),
+    );
+    deny(run, &notify(&outside, fx.sb.pending_request_id("x-ask-3")));
+
+    // An MCP tool nobody allowed: no grant can cover it, so no request either.
+    deny(
+        fx.hook(
+            "codex",
+            &payload::codex(
+                "PreToolUse",
+                "x-ask-4",
+                w,
+                "mcp__github__create_issue",
+                json!({"title": "x"}),
+            ),
+        ),
+        &format!("{MCP_ASK} (no person can approve this here)"),
+    );
+
+    // PermissionRequest: the same deny.
+    let run = fx.hook(
+        "codex",
+        &payload::codex("PermissionRequest", "x-ask-5", w, "Bash", bash("npm test")),
+    );
+    deny(run, &notify(NPM_TEST, fx.sb.pending_request_id("x-ask-5")));
+}
+
+#[test]
+fn codex_cannot_ask_even_when_configured_to() {
+    let fx = Fx::with("codex-onask-agent", "[agents.codex]\non_ask = \"agent\"\n");
+    let run = fx.hook(
+        "codex",
+        &payload::codex("PreToolUse", "x-agent", fx.w(), "Bash", bash("npm test")),
+    );
+    let reason = notify(NPM_TEST, fx.sb.pending_request_id("x-agent"));
+    run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+#[test]
+fn codex_deny() {
+    let fx = Fx::new("codex-deny");
+    let w = fx.w();
+    let pre = |tool: &str, input: Value| payload::codex("PreToolUse", "x-deny", w, tool, input);
+    let deny = |run: HookRun, reason: &str| {
+        run.expect(Some(reply::claude("deny", reason)), 2, &stderr(reason))
+    };
+    deny(
+        fx.hook("codex", &pre("Bash", bash("curl -s https://x.example"))),
+        CURL,
+    );
+    deny(
+        fx.hook("codex", &pre("Bash", bash("echo x >> ~/.bashrc"))),
+        &fx.bashrc_by_shell(),
+    );
+    deny(
+        fx.hook(
+            "codex",
+            &pre(
+                "apply_patch",
+                patch(&format!(
+                    "*** Update File: {}\n@@\n-a\n+b\n",
+                    fx.home(".bashrc")
+                )),
+            ),
+        ),
+        &fx.bashrc_by_path(),
+    );
+    deny(
+        fx.hook(
+            "codex",
+            &pre("apply_patch", json!({"command": "not a patch"})),
+        ),
+        "portcullis: the analysis cannot see through this (unsupported-syntax: a patch that \
+         names no file) (no person can approve this here)",
+    );
+    deny(
+        fx.hook(
+            "codex",
+            &pre("mcp__github__delete_repo", json!({"repo": "r"})),
+        ),
+        MCP_DENY,
+    );
+}
+
+/// Codex parses each file header of a patch after trimming it (codex-rs
+/// `apply-patch/src/parser.rs`, `parse_one_hunk`: `lines[0].trim()`), so an
+/// indented `*** Add File:` after an add hunk, or an indented first header, is
+/// a file Codex writes. portcullis' `patch_effects` only trims the end of the line
+/// and misses it: a patch that writes the protected `~/.bashrc` next to an allowed
+/// `src/` file is answered "no opinion" (allowed as far as portcullis goes).
+#[test]
+fn codex_apply_patch_indented_headers_are_files_too() {
+    let fx = Fx::new("codex-indented");
+    let w = fx.w();
+    let pre = |input: Value| payload::codex("PreToolUse", "x-indent", w, "apply_patch", input);
+    let bashrc = fx.home(".bashrc");
+    for body in [
+        format!("*** Add File: src/ok.rs\n+x\n  *** Add File: {bashrc}\n+y\n"),
+        format!("\t*** Delete File: {bashrc}\n*** Add File: src/ok.rs\n+x\n"),
+    ] {
+        let run = fx.hook("codex", &pre(patch(&body)));
+        assert_eq!(run.code, Some(2), "{body:?} must be denied: {run:?}");
+    }
+}
+
+#[test]
+fn codex_malformed_input_denies() {
+    let fx = Fx::new("codex-malformed");
+    let good = payload::codex("PreToolUse", "x-bad", fx.w(), "Bash", bash("ls"));
+    let mut cases = broken_common();
+    for field in ["hook_event_name", "tool_name", "tool_input", "cwd"] {
+        let mut p = good.clone();
+        p.as_object_mut().unwrap().remove(field);
+        cases.push((
+            "a missing field",
+            p.to_string(),
+            format!("the hook input lacks `{field}`"),
+        ));
+    }
+    for event in ["PostToolUse", "SessionStart", "UserPromptSubmit"] {
+        let mut p = good.clone();
+        p["hook_event_name"] = json!(event);
+        cases.push((
+            "an unknown event",
+            p.to_string(),
+            format!("event `{event}` is not one portcullis judges"),
+        ));
+    }
+    for (what, text, error) in cases {
+        let reason = could_not_judge(&error);
+        let run = fx.raw("codex", &text);
+        // Codex only blocks on exit 2 with something on stderr.
+        assert!(!run.stderr.trim().is_empty(), "{what}: empty stderr");
+        run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+    }
+}
+
+// ───────────────────────────── Cursor ─────────────────────────────
+
+const GITHUB_URL: (&str, &str) = ("url", "https://github.example/mcp");
+
+#[test]
+fn cursor_before_shell_execution() {
+    let fx = Fx::new("cursor-shell");
+    let w = fx.w();
+    let shell = |command: &str| payload::cursor_shell("u-shell", w, w, command);
+    fx.hook("cursor", &shell("git status"))
+        .expect(Some(reply::cursor("allow", GIT_STATUS)), 0, "");
+    fx.hook("cursor", &shell("npm test"))
+        .expect(Some(reply::cursor("ask", NPM_TEST)), 0, "");
+    fx.hook("cursor", &shell("curl -s https://x.example"))
+        .expect(Some(reply::cursor("deny", CURL)), 0, "");
+    fx.hook("cursor", &shell("echo x >> ~/.bashrc")).expect(
+        Some(reply::cursor("deny", &fx.bashrc_by_shell())),
+        0,
+        "",
+    );
+}
+
+#[test]
+fn cursor_before_mcp_execution() {
+    let fx = Fx::new("cursor-mcp");
+    let w = fx.w();
+    let mcp = |tool: &str, input: Value| payload::cursor_mcp("u-mcp", w, tool, &input, GITHUB_URL);
+    // The server is named after the URL's host: `github.example` → `github_example`.
+    let allowed = "portcullis: MCP tool `mcp__github_example__get_issue`: allow rule \
+                   `mcp__github_example__get_issue`";
+    fx.hook("cursor", &mcp("get_issue", json!({"number": 1})))
+        .expect(Some(reply::cursor("allow", allowed)), 0, "");
+    fx.hook("cursor", &mcp("create_issue", json!({"title": "x"})))
+        .expect(
+            Some(reply::cursor(
+                "ask",
+                "portcullis: MCP tool `mcp__github_example__create_issue`: no rule allows it",
+            )),
+            0,
+            "",
+        );
+    fx.hook("cursor", &mcp("delete_repo", json!({"repo": "r"})))
+        .expect(
+            Some(reply::cursor(
+                "deny",
+                "portcullis: the tool itself: deny rule `mcp__github_example__delete_repo`",
+            )),
+            0,
+            "",
+        );
+    // The string input is parsed and judged with zero trust: a shell-like field
+    // is analysed as shell (a stdio server, named by its command).
+    let p = payload::cursor_mcp(
+        "u-mcp",
+        w,
+        "query",
+        &json!({"sql": "rm -rf ~"}),
+        ("command", "npx -y @modelcontextprotocol/server-postgres"),
+    );
+    assert!(p["tool_input"].is_string());
+    fx.hook("cursor", &p).expect(
+        Some(reply::cursor(
+            "deny",
+            &format!(
+                "portcullis: delete `~` (→ {}): deletes the root, the home directory, or the \
+                 working directory and what holds it",
+                s(&fx.sb.home)
+            ),
+        )),
+        0,
+        "",
+    );
+}
+
+#[test]
+fn cursor_before_read_file() {
+    let fx = Fx::new("cursor-read");
+    let w = fx.w();
+    let read = |path: &str| payload::cursor_read("u-read", w, path);
+    fx.hook("cursor", &read(&fx.ws("README.md")))
+        .expect(Some(reply::cursor_read("allow")), 0, "");
+    // beforeReadFile cannot ask: what would be asked is denied (a secret, a file
+    // outside the workspace) …
+    fx.hook("cursor", &read(&fx.home(".ssh/id_rsa"))).expect(
+        Some(reply::cursor_read("deny")),
+        0,
+        "",
+    );
+    fx.hook("cursor", &read(&fx.outside()))
+        .expect(Some(reply::cursor_read("deny")), 0, "");
+    // … and a person can still approve it: the request was raised.
+    let pending = fx.sb.pending_requests();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    assert!(pending.iter().all(|r| r["session"] == "u-read"));
+    // A deny by policy: a blocked path.
+    let blocked = Fx::with(
+        "cursor-read-blocked",
+        "[workspace]\nblocked = [\"~/.aws\"]\n",
+    );
+    blocked
+        .hook(
+            "cursor",
+            &payload::cursor_read("u-read", blocked.w(), &blocked.home(".aws/credentials")),
+        )
+        .expect(Some(reply::cursor_read("deny")), 0, "");
+    assert_eq!(
+        blocked.sb.pending_requests(),
+        Vec::<Value>::new(),
+        "a deny raises no request"
+    );
+}
+
+#[test]
+fn cursor_on_ask_notify_denies_with_the_request_id() {
+    let fx = Fx::with("cursor-notify", "[agents.cursor]\non_ask = \"notify\"\n");
+    let run = fx.hook(
+        "cursor",
+        &payload::cursor_shell("u-notify", fx.w(), fx.w(), "npm test"),
+    );
+    let reason = notify(NPM_TEST, fx.sb.pending_request_id("u-notify"));
+    run.expect(Some(reply::cursor("deny", &reason)), 0, "");
+}
+
+#[test]
+fn cursor_malformed_input_denies() {
+    let fx = Fx::new("cursor-malformed");
+    let w = fx.w();
+    let mut cases = broken_common();
+    let shell = payload::cursor_shell("u-bad", w, w, "ls");
+    for field in ["hook_event_name", "command"] {
+        let mut p = shell.clone();
+        p.as_object_mut().unwrap().remove(field);
+        cases.push((
+            "a missing field",
+            p.to_string(),
+            format!("the hook input lacks `{field}`"),
+        ));
+    }
+    let mut no_dir = shell.clone();
+    no_dir.as_object_mut().unwrap().remove("cwd");
+    no_dir["workspace_roots"] = json!([]);
+    cases.push((
+        "no directory",
+        no_dir.to_string(),
+        "the hook input lacks `cwd`".into(),
+    ));
+    let mut mcp = payload::cursor_mcp("u-bad", w, "get_issue", &json!({}), GITHUB_URL);
+    mcp["tool_input"] = json!("{not json");
+    cases.push((
+        "tool_input that is not JSON",
+        mcp.to_string(),
+        "the hook input is not JSON: tool_input: key must be a string at line 1 column 2".into(),
+    ));
+    for event in ["afterFileEdit", "beforeSubmitPrompt", "stop"] {
+        let mut p = shell.clone();
+        p["hook_event_name"] = json!(event);
+        cases.push((
+            "an unknown event",
+            p.to_string(),
+            format!("event `{event}` is not one portcullis judges"),
+        ));
+    }
+    for (_, text, error) in cases {
+        fx.raw("cursor", &text).expect(
+            Some(reply::cursor("deny", &could_not_judge(&error))),
+            0,
+            "",
+        );
+    }
+    // beforeReadFile replies carry no messages, malformed or not.
+    let mut read = payload::cursor_read("u-bad", w, &fx.ws("README.md"));
+    read.as_object_mut().unwrap().remove("file_path");
+    fx.hook("cursor", &read)
+        .expect(Some(reply::cursor_read("deny")), 0, "");
+}
+
+// ───────────────────────────── Gemini CLI ─────────────────────────────
+
+#[test]
+fn gemini_before_tool_allow() {
+    let fx = Fx::new("gemini-allow");
+    let w = fx.w();
+    let tool = |name: &str, input: Value| payload::gemini("g-allow", w, name, input);
+    fx.hook(
+        "gemini",
+        &tool(
+            "run_shell_command",
+            json!({"command": "git status", "description": "status", "dir_path": s(w),
+                   "is_background": false}),
+        ),
+    )
+    // `dir_path` is where the command starts: judged as a `cd` before it.
+    .expect(
+        Some(reply::gemini(
+            "allow",
+            &format!(
+                "portcullis: command `cd -- {}`: a read-only program; its effects are judged one by one; {}",
+                s(w),
+                GIT_STATUS.trim_start_matches("portcullis: ")
+            ),
+        )),
+        0,
+        "",
+    );
+    fx.hook(
+        "gemini",
+        &tool(
+            "read_file",
+            json!({"file_path": fx.ws("README.md"), "start_line": 1, "end_line": 10}),
+        ),
+    )
+    .expect(
+        Some(reply::gemini("allow", &fx.read_in_workspace("README.md"))),
+        0,
+        "",
+    );
+    fx.hook(
+        "gemini",
+        &tool(
+            "write_file",
+            json!({"file_path": fx.ws("src/x.rs"), "content": "x"}),
+        ),
+    )
+    .expect(
+        Some(reply::gemini("allow", &fx.write_allowed("src/x.rs"))),
+        0,
+        "",
+    );
+    // MCP tools are `mcp_<server>_<tool>` (server names have no `_`), with or
+    // without `mcp_context`.
+    fx.hook(
+        "gemini",
+        &tool("mcp_github_get_issue", json!({"number": 1})),
+    )
+    .expect(Some(reply::gemini("allow", MCP_ALLOW)), 0, "");
+    let mut with_context = tool("mcp_github_get_issue", json!({"number": 1}));
+    with_context["mcp_context"] = json!({"server_name": "github", "tool_name": "get_issue"});
+    with_context["original_request_name"] = json!("get_issue");
+    fx.hook("gemini", &with_context)
+        .expect(Some(reply::gemini("allow", MCP_ALLOW)), 0, "");
+}
+
+#[test]
+fn gemini_before_tool_ask() {
+    let fx = Fx::new("gemini-ask");
+    let w = fx.w();
+    let tool = |name: &str, input: Value| payload::gemini("g-ask", w, name, input);
+    fx.hook("gemini", &tool("run_shell_command", bash("npm test")))
+        .expect(Some(reply::gemini("ask", NPM_TEST)), 0, "");
+    fx.hook(
+        "gemini",
+        &tool("read_file", json!({"file_path": fx.home(".ssh/id_rsa")})),
+    )
+    .expect(Some(reply::gemini("ask", &fx.secret())), 0, "");
+    fx.hook(
+        "gemini",
+        &tool(
+            "write_file",
+            json!({"file_path": fx.ws("notes.txt"), "content": "x"}),
+        ),
+    )
+    .expect(
+        Some(reply::gemini("ask", &fx.write_unruled("notes.txt"))),
+        0,
+        "",
+    );
+    fx.hook(
+        "gemini",
+        &tool("mcp_github_create_issue", json!({"title": "x"})),
+    )
+    .expect(Some(reply::gemini("ask", MCP_ASK)), 0, "");
+}
+
+#[test]
+fn gemini_before_tool_deny() {
+    let fx = Fx::new("gemini-deny");
+    let w = fx.w();
+    let tool = |name: &str, input: Value| payload::gemini("g-deny", w, name, input);
+    let deny = |run: HookRun, reason: &str| {
+        run.expect(Some(reply::gemini("deny", reason)), 2, &stderr(reason))
+    };
+    deny(
+        fx.hook(
+            "gemini",
+            &tool("run_shell_command", bash("curl -s https://x.example")),
+        ),
+        CURL,
+    );
+    deny(
+        fx.hook(
+            "gemini",
+            &tool(
+                "write_file",
+                json!({"file_path": fx.home(".bashrc"), "content": "x"}),
+            ),
+        ),
+        &fx.bashrc_by_path(),
+    );
+    deny(
+        fx.hook(
+            "gemini",
+            &tool("mcp_github_delete_repo", json!({"repo": "r"})),
+        ),
+        MCP_DENY,
+    );
+}
+
+#[test]
+fn gemini_on_ask_notify_denies_with_the_request_id() {
+    let fx = Fx::with("gemini-notify", "[agents.gemini]\non_ask = \"notify\"\n");
+    let run = fx.hook(
+        "gemini",
+        &payload::gemini("g-notify", fx.w(), "run_shell_command", bash("npm test")),
+    );
+    let reason = notify(NPM_TEST, fx.sb.pending_request_id("g-notify"));
+    run.expect(Some(reply::gemini("deny", &reason)), 2, &stderr(&reason));
+}
+
+/// `run_shell_command` runs its command in `dir_path` (agent-hooks.md §5.3), but the
+/// adapter judges it in the payload's `cwd`: `cat id_rsa` in `~/.ssh` is judged as
+/// `<workspace>/id_rsa` and allowed, a read of an SSH key without a person.
+#[test]
+fn gemini_shell_runs_in_dir_path() {
+    let fx = Fx::new("gemini-dir-path");
+    let run = fx.hook(
+        "gemini",
+        &payload::gemini(
+            "g-dir",
+            fx.w(),
+            "run_shell_command",
+            json!({"command": "cat id_rsa", "dir_path": fx.home(".ssh")}),
+        ),
+    );
+    assert_ne!(
+        run.reply().unwrap()["decision"],
+        "allow",
+        "reading ~/.ssh/id_rsa: {run:?}"
+    );
+}
+
+#[test]
+fn gemini_malformed_input_denies() {
+    let fx = Fx::new("gemini-malformed");
+    let good = payload::gemini("g-bad", fx.w(), "read_file", json!({"file_path": "x"}));
+    let mut cases = broken_common();
+    for field in ["hook_event_name", "tool_name", "tool_input", "cwd"] {
+        let mut p = good.clone();
+        p.as_object_mut().unwrap().remove(field);
+        cases.push((
+            "a missing field",
+            p.to_string(),
+            format!("the hook input lacks `{field}`"),
+        ));
+    }
+    for event in ["AfterTool", "BeforeModel", "SessionStart"] {
+        let mut p = good.clone();
+        p["hook_event_name"] = json!(event);
+        cases.push((
+            "an unknown event",
+            p.to_string(),
+            format!("event `{event}` is not one portcullis judges"),
+        ));
+    }
+    for (what, text, error) in cases {
+        let reason = could_not_judge(&error);
+        let run = fx.raw("gemini", &text);
+        assert!(!run.stderr.is_empty(), "{what}: empty stderr");
+        run.expect(Some(reply::gemini("deny", &reason)), 2, &stderr(&reason));
+    }
+}
+
+// ───────────────────────────── pi ─────────────────────────────
+
+#[test]
+fn pi_tool_call_allow() {
+    let fx = Fx::new("pi-allow");
+    let w = fx.w();
+    let call = |tool: &str, input: Value| payload::pi(Some("p-allow"), w, tool, input, true);
+    fx.hook(
+        "pi",
+        &call("bash", json!({"command": "git status", "timeout": 30})),
+    )
+    .expect(Some(reply::pi("allow", GIT_STATUS)), 0, "");
+    // pi's paths may be relative to its cwd.
+    fx.hook(
+        "pi",
+        &call("read", json!({"path": "src/main.rs", "limit": 50})),
+    )
+    .expect(
+        Some(reply::pi(
+            "allow",
+            &format!(
+                "portcullis: read `src/main.rs` (→ {}): inside the workspace",
+                fx.ws("src/main.rs")
+            ),
+        )),
+        0,
+        "",
+    );
+    fx.hook(
+        "pi",
+        &call(
+            "edit",
+            json!({"path": "src/main.rs", "oldText": "fn main() {}", "newText": "fn main() {}\n"}),
+        ),
+    )
+    .expect(
+        Some(reply::pi(
+            "allow",
+            &format!(
+                "portcullis: write `src/main.rs` (→ {}): allow rule `Edit(./src/**)`",
+                fx.ws("src/main.rs")
+            ),
+        )),
+        0,
+        "",
+    );
+}
+
+#[test]
+fn pi_tool_call_ask() {
+    let fx = Fx::new("pi-ask");
+    let w = fx.w();
+    // With a UI, the extension asks the person (`ctx.ui.confirm`).
+    fx.hook(
+        "pi",
+        &payload::pi(Some("p-ui"), w, "bash", bash("npm test"), true),
+    )
+    .expect(Some(reply::pi("ask", NPM_TEST)), 0, "");
+    // A tool another extension registered: zero trust, no rule allows it.
+    fx.hook(
+        "pi",
+        &payload::pi(Some("p-ui"), w, "deploy", json!({"target": "prod"}), true),
+    )
+    .expect(
+        Some(reply::pi(
+            "ask",
+            "portcullis: tool `deploy`: no rule allows it",
+        )),
+        0,
+        "",
+    );
+    // Without one (print mode), a request is raised and the call blocked.
+    let run = fx.hook(
+        "pi",
+        &payload::pi(Some("p-noui"), w, "bash", bash("npm test"), false),
+    );
+    let reason = notify(NPM_TEST, fx.sb.pending_request_id("p-noui"));
+    run.expect(Some(reply::pi("deny", &reason)), 0, "");
+    // Without a session there is no request to raise.
+    fx.hook("pi", &payload::pi(None, w, "bash", bash("npm test"), false))
+        .expect(
+            Some(reply::pi(
+                "deny",
+                &format!("{NPM_TEST} (no session: no request could be raised)"),
+            )),
+            0,
+            "",
+        );
+}
+
+#[test]
+fn pi_tool_call_deny() {
+    let fx = Fx::new("pi-deny");
+    let w = fx.w();
+    let call = |tool: &str, input: Value| payload::pi(Some("p-deny"), w, tool, input, true);
+    fx.hook("pi", &call("bash", bash("curl -s https://x.example")))
+        .expect(Some(reply::pi("deny", CURL)), 0, "");
+    fx.hook(
+        "pi",
+        &call("write", json!({"path": "../.bashrc", "content": "x"})),
+    )
+    .expect(
+        Some(reply::pi(
+            "deny",
+            &format!(
+                "portcullis: write `../.bashrc` (→ {}): protected (shell startup file); \
+                     never written by an agent",
+                fx.home(".bashrc")
+            ),
+        )),
+        0,
+        "",
+    );
+    // An extension's tool with a shell-like field: analysed as shell.
+    fx.hook("pi", &call("run_task", json!({"cmd": "rm -rf ~"})))
+        .expect(
+            Some(reply::pi(
+                "deny",
+                &format!(
+                    "portcullis: delete `~` (→ {}): deletes the root, the home directory, or \
+                     the working directory and what holds it",
+                    s(&fx.sb.home)
+                ),
+            )),
+            0,
+            "",
+        );
+}
+
+#[test]
+fn pi_malformed_input_denies() {
+    let fx = Fx::new("pi-malformed");
+    let good = payload::pi(Some("p-bad"), fx.w(), "bash", bash("ls"), true);
+    let mut cases = broken_common();
+    for field in ["toolName", "input", "cwd"] {
+        let mut p = good.clone();
+        p.as_object_mut().unwrap().remove(field);
+        cases.push((
+            "a missing field",
+            p.to_string(),
+            format!("the hook input lacks `{field}`"),
+        ));
+    }
+    for (_, text, error) in cases {
+        fx.raw("pi", &text)
+            .expect(Some(reply::pi("deny", &could_not_judge(&error))), 0, "");
+    }
+}
