@@ -1,5 +1,5 @@
 //! Claude Code end to end, with its real CLI (issue 6): `claude -p` in a
-//! throw-away project whose `.claude/settings.json` runs `portcullis hook
+//! throw-away project where `portcullis install claude-code` put `portcullis hook
 //! claude-code` on every tool call, against a scripted model server on
 //! 127.0.0.1 that answers with one fixed `Bash` call.
 //!
@@ -45,17 +45,11 @@ fn portcullis() -> &'static str {
     env!("CARGO_BIN_EXE_portcullis")
 }
 
-/// `s` as one word for `sh -c` (Claude Code runs command hooks through `sh -c`).
-fn sh_quote(s: &Path) -> String {
-    format!("'{}'", s.display().to_string().replace('\'', r"'\''"))
-}
-
 /// The throw-away world of one test: a scratch home, portcullis'
 /// configuration and data directory, and git projects to run Claude Code in.
 struct World {
     scratch: Scratch,
     home: PathBuf,
-    config: PathBuf,
     data: PathBuf,
 }
 
@@ -63,15 +57,17 @@ impl World {
     fn new() -> World {
         let scratch = Scratch::new("claude-e2e");
         let home = scratch.dir("home");
-        let data = scratch.join("data");
+        // Where an installed hook finds them: the user's configuration and the
+        // default data directory under the (scratch) home.
+        let data = home.join(".local/share/portcullis");
         scratch.dir("tmp");
         scratch.dir("logs");
-        let config = scratch.join("portcullis.toml");
+        let config = home.join(".config/portcullis/config.toml");
+        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
         std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
         World {
             scratch,
             home,
-            config,
             data,
         }
     }
@@ -87,21 +83,22 @@ impl World {
             .expect("run git init");
         assert!(git.status.success(), "git init: {git:?}");
         if hook {
-            let command = format!(
-                "{} hook claude-code --config {} --data-dir {}",
-                sh_quote(Path::new(portcullis())),
-                sh_quote(&self.config),
-                sh_quote(&self.data)
+            // Exactly what a user runs: `portcullis install claude-code` in the project.
+            let out = Command::new(portcullis())
+                .args(["install", "claude-code", "--project", "--dir"])
+                .arg(&project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &self.home)
+                .output()
+                .expect("run portcullis install");
+            assert!(out.status.success(), "portcullis install: {out:?}");
+            let settings = std::fs::read_to_string(project.join(".claude/settings.json"))
+                .expect("install wrote .claude/settings.json");
+            assert!(
+                settings.contains("hook claude-code"),
+                "no portcullis hook in {settings}"
             );
-            let settings = json!({"hooks": {"PreToolUse": [
-                {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
-            ]}});
-            std::fs::create_dir_all(project.join(".claude")).expect("create .claude");
-            std::fs::write(
-                project.join(".claude/settings.json"),
-                serde_json::to_string_pretty(&settings).expect("settings serialize"),
-            )
-            .expect("write .claude/settings.json");
         }
         project
     }
