@@ -65,6 +65,8 @@ pub enum AdapterError {
     Missing(&'static str),
     #[error("event `{0}` is not one portcullis judges")]
     UnknownEvent(String),
+    #[error("the hook input's `{0}` is not a string")]
+    NotAString(&'static str),
 }
 
 /// A hook call, translated.
@@ -110,6 +112,16 @@ fn parse_json(input: &[u8]) -> Result<Value, AdapterError> {
 
 fn text(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A session id: absent (or null) is no session; anything but a string is an
+/// error, never silently "no session" (which would skip the audit row).
+fn session_id(v: &Value, key: &'static str) -> Result<Option<String>, AdapterError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(AdapterError::NotAString(key)),
+    }
 }
 
 fn required(v: &Value, key: &'static str) -> Result<String, AdapterError> {
@@ -175,7 +187,7 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
             input,
             cwd,
         },
-        session: text(v, "session_id"),
+        session: session_id(v, "session_id")?,
         permission_mode: text(v, "permission_mode"),
         subagent: text(v, "agent_id"),
     })
@@ -238,7 +250,7 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
             input,
             cwd,
         },
-        session: text(v, "conversation_id"),
+        session: session_id(v, "conversation_id")?,
         permission_mode: None,
         subagent: None,
         can_ask,
@@ -307,7 +319,7 @@ fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
             input,
             cwd,
         },
-        session: text(v, "session_id"),
+        session: session_id(v, "session_id")?,
         permission_mode: None,
         subagent: None,
         can_ask: true,
@@ -338,7 +350,7 @@ fn pi(v: &Value) -> Result<HookCall, AdapterError> {
             input,
             cwd,
         },
-        session: text(v, "session_id"),
+        session: session_id(v, "session_id")?,
         permission_mode: None,
         subagent: None,
         can_ask: v.get("has_ui").and_then(Value::as_bool).unwrap_or(false),

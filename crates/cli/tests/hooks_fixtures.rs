@@ -397,6 +397,17 @@ fn claude_code_malformed_input_denies() {
             format!("the hook input lacks `{field}`"),
         ));
     }
+    // A session id that is not a string is malformed, not "no session" (which
+    // would judge the call without an audit row).
+    for bad in [json!(123), json!({"id": "c"}), json!(["c"])] {
+        let mut p = good.clone();
+        p["session_id"] = bad;
+        cases.push((
+            "a session id that is not a string",
+            p.to_string(),
+            "the hook input's `session_id` is not a string".to_string(),
+        ));
+    }
     for event in ["PostToolUse", "Stop", "SessionStart"] {
         let mut p = good.clone();
         p["hook_event_name"] = json!(event);
