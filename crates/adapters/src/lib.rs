@@ -257,17 +257,116 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
     })
 }
 
-/// A short server name from Cursor's `url` or stdio `command`.
+/// Launchers that run a stdio MCP server named by a later word: the server is
+/// named after that word, so `npx -y @scope/server-postgres` and `npx -y
+/// server-github` are two servers, not one server `npx`. Each entry: the
+/// launcher's words, then its options that take a value (so the value is not
+/// mistaken for the server).
+const LAUNCHERS: &[(&[&str], &[&str])] = &[
+    (&["npx"], &["-p", "--package", "-c", "--call"]),
+    (&["bunx"], &["-p", "--package"]),
+    (&["pnpx"], &[]),
+    (&["pnpm", "dlx"], &[]),
+    (&["npm", "exec"], &["-p", "--package", "-c", "--call"]),
+    (&["yarn", "dlx"], &["-p", "--package"]),
+    (
+        &["uvx"],
+        &[
+            "--from",
+            "--with",
+            "--python",
+            "-p",
+            "--index",
+            "--index-url",
+        ],
+    ),
+    (
+        &["uv", "tool", "run"],
+        &["--from", "--with", "--python", "-p"],
+    ),
+    (
+        &["uv", "run"],
+        &["--with", "--python", "-p", "--directory", "--project"],
+    ),
+    (&["pipx", "run"], &["--spec", "--python"]),
+    (&["node"], &["-r", "--require", "--import", "--loader"]),
+    (&["deno", "run"], &["--config", "-c", "--import-map"]),
+    (&["bun", "run"], &[]),
+    (&["bun"], &[]),
+    (&["python", "-m"], &[]),
+    (&["python3", "-m"], &[]),
+    (&["python"], &[]),
+    (&["python3"], &[]),
+    (
+        &["docker", "run"],
+        &[
+            "-e",
+            "--env",
+            "--env-file",
+            "-v",
+            "--volume",
+            "--name",
+            "--network",
+            "-p",
+            "--publish",
+            "-w",
+            "--workdir",
+            "-u",
+            "--user",
+            "--mount",
+            "--entrypoint",
+            "--platform",
+            "-l",
+            "--label",
+            "--add-host",
+            "--pull",
+        ],
+    ),
+    (
+        &["podman", "run"],
+        &[
+            "-e",
+            "--env",
+            "--env-file",
+            "-v",
+            "--volume",
+            "--name",
+            "--network",
+            "-p",
+            "--publish",
+            "-w",
+            "--workdir",
+            "-u",
+            "--user",
+            "--mount",
+            "--entrypoint",
+        ],
+    ),
+];
+
+/// A short server name from Cursor's `url` (its host) or stdio `command`
+/// (the package, script or image it runs, without scope, path or version).
 fn server_name(s: &str) -> String {
-    let s = s.split("://").nth(1).unwrap_or(s);
-    let first = s
-        .split(['/', ' ', ':'])
-        .find(|p| !p.is_empty())
-        .unwrap_or("unknown");
-    first
-        .rsplit('/')
-        .next()
-        .unwrap_or(first)
+    let url = s
+        .split_once("://")
+        .filter(|_| !s.contains(char::is_whitespace));
+    let word = if let Some((_, rest)) = url {
+        rest.split(['/', ':', '?', '#'])
+            .find(|p| !p.is_empty())
+            .unwrap_or("unknown")
+            .to_string()
+    } else {
+        stdio_server_word(s)
+    };
+    let word = word.trim_end_matches('/');
+    // `@scope/name@1.2.3`, `ghcr.io/org/image:tag`, `/path/to/server.js`.
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let base = match base.rfind('@') {
+        Some(at) if at > 0 => &base[..at],
+        _ => base,
+    };
+    let base = base.split(':').next().unwrap_or(base);
+    let name: String = base
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -276,7 +375,41 @@ fn server_name(s: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if name.is_empty() {
+        "unknown".into()
+    } else {
+        name
+    }
+}
+
+/// The word of a stdio server command that names the server.
+fn stdio_server_word(command: &str) -> String {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let first = words.first().copied().unwrap_or("unknown");
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let launcher = LAUNCHERS.iter().find(|(names, _)| {
+        names[0] == program
+            && names[1..]
+                .iter()
+                .enumerate()
+                .all(|(i, n)| words.get(i + 1) == Some(n))
+    });
+    let Some((names, valued)) = launcher else {
+        return first.to_string();
+    };
+    let mut rest = words[names.len()..].iter();
+    while let Some(w) = rest.next() {
+        if let Some(opt) = w.strip_prefix('-') {
+            // `--opt=value` carries its value; `--opt value` takes the next word.
+            if !opt.contains('=') && valued.contains(w) {
+                rest.next();
+            }
+            continue;
+        }
+        return (*w).to_string();
+    }
+    first.to_string()
 }
 
 /// Gemini CLI: `BeforeTool`; MCP tools are `mcp_<server>_<tool>` (or carry `mcp_context`).
@@ -471,5 +604,55 @@ pub fn deny_reply(agent: Agent, event: &str, reason: &str) -> Reply {
             stderr: String::new(),
             exit: 0,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_name;
+
+    #[test]
+    fn cursor_servers_are_named_after_what_they_run() {
+        for (source, name) in [
+            (
+                "npx -y @modelcontextprotocol/server-postgres postgresql://x",
+                "server-postgres",
+            ),
+            (
+                "npx -y @modelcontextprotocol/server-github@1.2.3",
+                "server-github",
+            ),
+            ("npx --package foo -y mcp-remote https://x", "mcp-remote"),
+            ("/usr/bin/npx -y mcp-remote", "mcp-remote"),
+            ("npm exec -y -- server-fs /tmp", "server-fs"),
+            ("pnpm dlx @acme/db-mcp", "db-mcp"),
+            ("uvx mcp-server-git --repository .", "mcp-server-git"),
+            (
+                "uvx --from git+https://x mcp-server-time",
+                "mcp-server-time",
+            ),
+            ("python -m mcp_server_fetch", "mcp_server_fetch"),
+            ("node /home/u/servers/weather.js", "weather_js"),
+            (
+                "docker run -i --rm -e GITHUB_TOKEN ghcr.io/github/github-mcp-server:latest",
+                "github-mcp-server",
+            ),
+            ("/opt/bin/my-server --port 1", "my-server"),
+            ("my-server", "my-server"),
+            ("https://mcp.github.com/sse", "mcp_github_com"),
+            ("http://127.0.0.1:8080/mcp", "127_0_0_1"),
+            ("npx", "npx"),
+            ("", "unknown"),
+        ] {
+            assert_eq!(server_name(source), name, "{source}");
+        }
+    }
+
+    #[test]
+    fn different_npx_servers_are_different_servers() {
+        assert_ne!(
+            server_name("npx -y @modelcontextprotocol/server-postgres"),
+            server_name("npx -y @modelcontextprotocol/server-github")
+        );
     }
 }
