@@ -169,11 +169,14 @@ pub enum GrantsCmd {
         #[arg(long)]
         op: Op,
         /// The path (canonicalised now; a directory grants everything below it).
-        #[arg(long, conflicts_with = "command", required_unless_present = "command")]
+        #[arg(long, conflicts_with_all = ["command", "tool"], required_unless_present_any = ["command", "tool"])]
         path: Option<PathBuf>,
         /// A command pattern, in rule syntax (`git push *`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "tool")]
         command: Option<String>,
+        /// One tool by its full name (`mcp__github__get_issue`); with `--op exec`.
+        #[arg(long)]
+        tool: Option<String>,
         /// Seconds until the grant expires.
         #[arg(long)]
         ttl: Option<i64>,
@@ -210,12 +213,13 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
             op,
             path,
             command,
+            tool,
             ttl,
             store,
         } => {
             let scope = scope(sc)?;
-            let target = match (path, command) {
-                (Some(p), _) => {
+            let target = match (path, command, tool) {
+                (Some(p), _, _) => {
                     let canonical = std::fs::canonicalize(p).with_context(|| {
                         format!("--path {}: no such file or directory", p.display())
                     })?;
@@ -224,12 +228,13 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                         canonical: canonical.to_string_lossy().into_owned(),
                     }
                 }
-                (None, Some(c)) => {
+                (None, Some(c), _) => {
                     portcullis_policy::rules::CommandPattern::parse(c)
                         .map_err(|e| anyhow::anyhow!("--command {c:?}: {e}"))?;
                     GrantTarget::Command { pattern: c.clone() }
                 }
-                (None, None) => bail!("give --path or --command"),
+                (None, None, Some(t)) => GrantTarget::Tool { name: t.clone() },
+                (None, None, None) => bail!("give --path, --command or --tool"),
             };
             if scope != GrantScope::Device && session.is_none() {
                 bail!("--session is required for once and session grants");
@@ -299,6 +304,7 @@ fn target_text(t: &GrantTarget) -> String {
         } => format!("{canonical}/**"),
         GrantTarget::Path { canonical, .. } => canonical.clone(),
         GrantTarget::Command { pattern } => format!("Bash({pattern})"),
+        GrantTarget::Tool { name } => name.clone(),
     }
 }
 

@@ -730,19 +730,28 @@ fn codex_ask_raises_a_request_and_denies() {
     );
     deny(run, &notify(&outside, fx.sb.pending_request_id("x-ask-3")));
 
-    // An MCP tool nobody allowed: no grant can cover it, so no request either.
-    deny(
-        fx.hook(
-            "codex",
-            &payload::codex(
-                "PreToolUse",
-                "x-ask-4",
-                w,
-                "mcp__github__create_issue",
-                json!({"title": "x"}),
-            ),
+    // An MCP tool nobody allowed: a request a person can approve for that tool.
+    let run = fx.hook(
+        "codex",
+        &payload::codex(
+            "PreToolUse",
+            "x-ask-4",
+            w,
+            "mcp__github__create_issue",
+            json!({"title": "x"}),
         ),
-        &format!("{MCP_ASK} (no person can approve this here)"),
+    );
+    let id = fx.sb.pending_request_id("x-ask-4");
+    deny(run, &notify(MCP_ASK, id));
+    let pending = fx.sb.pending_requests();
+    let request = pending
+        .iter()
+        .find(|r| r["session"] == "x-ask-4")
+        .expect("the MCP request");
+    assert_eq!(
+        request["target"],
+        json!({"kind": "tool", "name": "mcp__github__create_issue"}),
+        "{request}"
     );
 
     // PermissionRequest: the same deny.

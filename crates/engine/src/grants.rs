@@ -103,7 +103,7 @@ fn find_grant(
     let resolved = Resolved::of(effect, call, facts);
     let mut candidates: Vec<&Grant> = grants
         .iter()
-        .filter(|g| covers(g, effect, &resolved, d))
+        .filter(|g| covers(g, effect, &resolved, d, call))
         .collect();
     candidates.sort_by_key(|g| g.scope == GrantScope::Once);
     candidates.first().map(|g| Cover {
@@ -140,7 +140,7 @@ impl Resolved {
     }
 }
 
-fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision) -> bool {
+fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision, call: &ToolCall) -> bool {
     if let Some((op, _, dynamic)) = op_of(effect) {
         if dynamic || g.op != op {
             return false;
@@ -160,6 +160,12 @@ fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision) -> bool {
     }
     match effect {
         Effect::Exec { command, .. } => g.op == Op::Exec && command_covered(g, command),
+        // The call of a tool judged by name (an MCP tool): a grant naming this
+        // very tool. What its input names is judged by its own effects.
+        Effect::McpCall { .. } | Effect::ToolUse { .. } => {
+            g.op == Op::Exec
+                && matches!(&g.target, GrantTarget::Tool { name } if *name == call.tool.name)
+        }
         // Code run through an option, or network use, of a command a grant
         // names (the person saw the whole command).
         Effect::Code { program, .. }
@@ -186,7 +192,7 @@ fn command_covered(g: &Grant, command: &portcullis_shell::Command) -> bool {
         GrantTarget::Command { pattern } => {
             CommandPattern::parse(pattern).is_ok_and(|p| p.matches(command, Dynamics::Never))
         }
-        GrantTarget::Path { .. } => false,
+        GrantTarget::Path { .. } | GrantTarget::Tool { .. } => false,
     }
 }
 
@@ -245,6 +251,12 @@ pub(crate) fn request_for(
             Op::Exec,
             GrantTarget::Command {
                 pattern: shell_join(&command.words),
+            },
+        ),
+        (None, Effect::McpCall { .. } | Effect::ToolUse { .. }) => (
+            Op::Exec,
+            GrantTarget::Tool {
+                name: call.tool.name.clone(),
             },
         ),
         _ => return Ok(None),

@@ -553,3 +553,79 @@ fn every_decision_is_audited_without_contents_and_the_chain_holds() {
         portcullis_store::AuditCheck::Intact { .. }
     ));
 }
+
+fn mcp(w: &World, tool: &str, input: serde_json::Value) -> ToolCall {
+    ToolCall {
+        tool: ToolRef {
+            name: format!("mcp__github__{tool}"),
+            origin: Origin::Mcp,
+            server: Some("github".into()),
+            manifest: None,
+        },
+        input,
+        cwd: w.cwd(),
+    }
+}
+
+/// An MCP tool that asks raises a request a person can approve; the grant
+/// names that one tool, in that session, and never covers what its input
+/// names (judged as its own effects) nor a tool a deny rule names.
+#[test]
+fn an_approved_mcp_tool_is_that_tool_only() {
+    let w = World::new("mode = \"ask\"\n[permissions]\ndeny = [\"mcp__github__delete_repo\"]\n");
+    w.session("S", None, AgentKind::Main);
+    w.session("T", None, AgentKind::Main);
+    let get = mcp(&w, "get_issue", json!({"issue": 7}));
+    let first = w.engine.decide(&get, &body("S"), NOW).unwrap();
+    assert_eq!(first.decision.decision, Verdict::Ask);
+    let request = first.request.expect("an MCP ask raises a request");
+    assert_eq!(request.op, Op::Exec);
+    assert_eq!(
+        request.target,
+        GrantTarget::Tool {
+            name: "mcp__github__get_issue".into()
+        }
+    );
+    let (_, grant) = w
+        .engine
+        .store
+        .resolve_request(
+            request.id,
+            portcullis_store::Resolution::Session,
+            "person",
+            NOW,
+        )
+        .unwrap();
+    assert!(grant.is_some());
+
+    assert_eq!(
+        verdict(w.engine.decide(&get, &body("S"), NOW)),
+        Verdict::Allow
+    );
+    assert_eq!(
+        verdict(w.engine.decide(&get, &body("S"), NOW)),
+        Verdict::Allow,
+        "a session grant lasts"
+    );
+    // Another tool of the same server, or the same tool in another session: not covered.
+    let create = mcp(&w, "create_issue", json!({"title": "t"}));
+    assert_eq!(
+        verdict(w.engine.decide(&create, &body("S"), NOW)),
+        Verdict::Ask
+    );
+    assert_eq!(
+        verdict(w.engine.decide(&get, &body("T"), NOW)),
+        Verdict::Ask
+    );
+    // What the input names is judged on its own: a shell-like field still counts.
+    let smuggled = mcp(&w, "get_issue", json!({"command": "rm -rf ~"}));
+    assert_ne!(
+        verdict(w.engine.decide(&smuggled, &body("S"), NOW)),
+        Verdict::Allow
+    );
+    // A deny rule raises no request, and a tool grant could not cover it anyway.
+    let delete = mcp(&w, "delete_repo", json!({"repo": "r"}));
+    let denied = w.engine.decide(&delete, &body("S"), NOW).unwrap();
+    assert_eq!(denied.decision.decision, Verdict::Deny);
+    assert!(denied.request.is_none());
+}

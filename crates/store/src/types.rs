@@ -159,8 +159,9 @@ impl Resolution {
 /// and everything below it) or a command pattern.
 ///
 /// Stored as JSON text: `{"kind":"path","canonical":"/x","folder":true}` or
-/// `{"kind":"command","pattern":"git status"}`. The store does not interpret
-/// it beyond checking that a path is absolute and a pattern not empty;
+/// `{"kind":"command","pattern":"git status"}` or
+/// `{"kind":"tool","name":"mcp__github__get_issue"}`. The store does not interpret
+/// it beyond checking that a path is absolute and a pattern or name not empty;
 /// matching is the engine's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -176,6 +177,12 @@ pub enum GrantTarget {
     Command {
         /// The pattern.
         pattern: String,
+    },
+    /// One tool by its full name (an MCP tool, `mcp__server__tool`, or another
+    /// tool judged by name): the call itself, not what its input names.
+    Tool {
+        /// The tool's name.
+        name: String,
     },
 }
 
@@ -197,6 +204,11 @@ impl GrantTarget {
             GrantTarget::Command { pattern } => {
                 if pattern.trim().is_empty() {
                     return Err("command pattern is empty".into());
+                }
+            }
+            GrantTarget::Tool { name } => {
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    return Err(format!("tool name `{name}` is empty or has spaces"));
                 }
             }
         }
