@@ -403,3 +403,67 @@ fn active_skills_grant_or_restrict() {
         "a tool the skill does not list is unavailable"
     );
 }
+
+/// Codex trims a patch header line before reading it: an indented header
+/// still writes its file, so it is judged like any other.
+#[test]
+fn indented_patch_headers_are_judged() {
+    let mut p = policy("mode = \"ask\"\n[permissions]\nallow = [\"Edit(./src/**)\"]\n");
+    p.table = portcullis_policy::tables::table_for("codex").expect("Codex's tool table");
+    let patch = |body: &str| {
+        decide(
+            &call(
+                "apply_patch",
+                Origin::Core,
+                json!({ "command": format!("*** Begin Patch\n{body}*** End Patch\n") }),
+            ),
+            &p,
+            &facts(),
+        )
+        .decision
+    };
+    assert_eq!(patch("*** Add File: src/ok.rs\n+x\n"), Verdict::Allow);
+    for hidden in [
+        "  *** Add File: /home/dev/.bashrc\n+y\n",
+        "\t*** Delete File: /home/dev/.bashrc\n",
+        " *** Update File: /home/dev/.bashrc\n@@\n-a\n+b\n",
+        "*** Update File: src/ok.rs\n   *** Move to: /home/dev/.bashrc\n",
+    ] {
+        let body = format!("*** Add File: src/ok.rs\n+x\n{hidden}");
+        assert_eq!(patch(&body), Verdict::Deny, "{body:?}");
+    }
+}
+
+/// Gemini's `run_shell_command` starts in `dir_path`: relative paths in the
+/// command resolve there, not in the project.
+#[test]
+fn a_shell_tools_start_directory_is_where_relative_paths_resolve() {
+    let mut p = policy("mode = \"ask\"\n[permissions]\nallow = [\"Bash(cat *)\"]\n");
+    p.table = portcullis_policy::tables::table_for("gemini").expect("Gemini's tool table");
+    let shell = |input: Value| {
+        decide(
+            &call("run_shell_command", Origin::Core, input),
+            &p,
+            &facts(),
+        )
+        .decision
+    };
+    assert_eq!(shell(json!({"command": "cat README.md"})), Verdict::Allow);
+    assert_eq!(
+        shell(json!({"command": "cat README.md", "dir_path": CWD})),
+        Verdict::Allow
+    );
+    assert_ne!(
+        shell(json!({"command": "cat id_rsa", "dir_path": "/home/dev/.ssh"})),
+        Verdict::Allow
+    );
+    assert_ne!(
+        shell(json!({"command": "cat .ssh/id_rsa", "dir_path": "/home/dev"})),
+        Verdict::Allow
+    );
+    // A quote in the directory cannot break out of it.
+    assert_ne!(
+        shell(json!({"command": "cat id_rsa", "dir_path": "/home/dev/.ssh'; echo '"})),
+        Verdict::Allow
+    );
+}
