@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use harness::{Ran, Scratch, claude_bin, run_with_deadline};
+use harness::{Ran, Scratch, agent_bin, run_with_deadline};
 use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
 
 /// Per `claude -p` run; a normal run takes a few seconds.
@@ -180,7 +180,7 @@ fn decisions<'a>(audit: &'a [Value], session: &str) -> Vec<&'a Value> {
 #[test]
 fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
     let started = Instant::now();
-    let (bin, version) = claude_bin();
+    let (bin, version) = agent_bin("Claude Code", "claude");
     eprintln!("Claude Code {version} at {}", bin.display());
     let world = World::new();
 

@@ -1,4 +1,4 @@
-//! Running the real Claude Code CLI: where it is installed, a throw-away
+//! Running a real agent CLI (Claude Code, pi): where it is installed, a throw-away
 //! workspace, and a child process with a deadline whose output is kept.
 
 use std::fs::File;
@@ -12,26 +12,31 @@ pub fn repo_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// The pinned Claude Code CLI (`e2e/package.json`), checked to answer `--version`.
-/// Missing is a failure with the install instructions: CI installs it, and a
-/// silent pass would prove nothing.
-pub fn claude_bin() -> (PathBuf, String) {
-    let bin = repo_root().join("e2e/node_modules/.bin/claude");
+/// A pinned agent CLI from `e2e/node_modules/.bin`, checked to answer
+/// `--version`. Missing is a failure with the install instructions: CI
+/// installs it, and a silent pass would prove nothing.
+pub fn agent_bin(agent: &str, name: &str) -> (PathBuf, String) {
+    let bin = repo_root().join("e2e/node_modules/.bin").join(name);
     let hint = "Install the pinned agent CLIs with `npm ci --prefix e2e` from the repository \
                 root (needs Node.js >= 18 and npm; `.ci/run` does this before the tests).";
     if !bin.exists() {
         panic!(
-            "Claude Code is not installed: {} does not exist.\n{hint}",
+            "{agent} is not installed: {} does not exist.\n{hint}",
             bin.display()
         );
     }
     let out = Command::new(&bin)
         .arg("--version")
         .env("DISABLE_AUTOUPDATER", "1")
+        .env("PI_OFFLINE", "1")
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("running `{} --version`: {e}\n{hint}", bin.display()));
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // pi prints its version on stderr.
+    let mut version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if version.is_empty() {
+        version = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    }
     if !out.status.success() || version.is_empty() {
         panic!(
             "`{} --version` failed ({}): {}{}\n{hint}",

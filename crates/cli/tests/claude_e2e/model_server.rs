@@ -269,7 +269,11 @@ fn read_request(reader: &mut impl BufRead) -> std::io::Result<Option<Request>> {
 /// One content block of a scripted answer.
 enum Block {
     Text(String),
-    Bash(String),
+    /// A call of the shell tool (`Bash` in Claude Code, `bash` in pi) with a command.
+    Shell {
+        tool: String,
+        command: String,
+    },
 }
 
 /// The scripted answer to a `/v1/messages` request.
@@ -278,16 +282,21 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
         .as_str()
         .unwrap_or("claude-scripted")
         .to_string();
-    let offers_bash = tool_names(body).iter().any(|t| t == "Bash");
+    let shell_tool = tool_names(body)
+        .into_iter()
+        .find(|t| t == "Bash" || t == "bash");
     let (blocks, stop, answer) = if !tool_results(body).is_empty() {
         (
             vec![Block::Text("The scripted command has finished.".into())],
             "end_turn",
             "text after the tool result",
         )
-    } else if offers_bash {
+    } else if let Some(tool) = shell_tool {
         (
-            vec![Block::Bash(command.to_string())],
+            vec![Block::Shell {
+                tool,
+                command: command.to_string(),
+            }],
             "tool_use",
             "Bash tool_use",
         )
@@ -315,8 +324,8 @@ fn whole_message(model: &str, blocks: &[Block], stop: &str) -> Value {
         .iter()
         .map(|b| match b {
             Block::Text(t) => json!({"type": "text", "text": t}),
-            Block::Bash(c) => {
-                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "Bash", "input": tool_input(c)})
+            Block::Shell { tool, command } => {
+                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": tool, "input": tool_input(command)})
             }
         })
         .collect();
@@ -347,9 +356,9 @@ fn sse(model: &str, blocks: &[Block], stop: &str) -> Vec<u8> {
                 json!({"type": "text", "text": ""}),
                 json!({"type": "text_delta", "text": t}),
             ),
-            Block::Bash(c) => (
-                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "Bash", "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": tool_input(c).to_string()}),
+            Block::Shell { tool, command } => (
+                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": tool, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": tool_input(command).to_string()}),
             ),
         };
         events.push((

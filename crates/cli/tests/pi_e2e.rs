@@ -1,0 +1,226 @@
+//! pi end to end, with its real CLI (issue 6): `pi -p` in a throw-away
+//! project where `portcullis install pi` put the portcullis extension in
+//! `.pi/extensions/`, against the scripted Anthropic Messages server (pi's
+//! `anthropic-messages` provider from `~/.pi/agent/models.json`) answering
+//! with one fixed `bash` call.
+//!
+//! - allowed: `touch allowed-marker.txt` is allowed by the portcullis
+//!   configuration → the file exists;
+//! - denied: `touch denied-marker.txt` matches a portcullis deny rule → the
+//!   extension blocks it, the file does not exist, and the model receives
+//!   portcullis' reason as the tool result;
+//! - control: the same denied call without the extension runs (pi never
+//!   prompts), so the blocked run proves the extension blocked it;
+//! - both decisions are in portcullis' audit log.
+//!
+//! Needs the pinned CLI in `e2e/node_modules` (`npm ci --prefix e2e`); without
+//! it this test fails and says so.
+
+#[path = "claude_e2e/harness.rs"]
+mod harness;
+#[path = "claude_e2e/model_server.rs"]
+mod model_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use harness::{Ran, Scratch, agent_bin, run_with_deadline};
+use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
+
+const PI_TIMEOUT: Duration = Duration::from_secs(120);
+
+const ALLOWED: &str = "touch allowed-marker.txt";
+const DENIED: &str = "touch denied-marker.txt";
+
+const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
+deny = ["Bash(touch denied-marker.txt)"]
+"#;
+
+fn portcullis() -> &'static str {
+    env!("CARGO_BIN_EXE_portcullis")
+}
+
+struct World {
+    scratch: Scratch,
+    home: PathBuf,
+    data: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let scratch = Scratch::new("pi-e2e");
+        let home = scratch.dir("home");
+        let data = home.join(".local/share/portcullis");
+        scratch.dir("tmp");
+        scratch.dir("logs");
+        let config = home.join(".config/portcullis/config.toml");
+        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
+        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
+        World {
+            scratch,
+            home,
+            data,
+        }
+    }
+
+    /// Points pi's model at `server` (a custom Anthropic Messages provider).
+    fn models(&self, server: &ModelServer) {
+        let dir = self.home.join(".pi/agent");
+        std::fs::create_dir_all(&dir).expect("create ~/.pi/agent");
+        let models = json!({"providers": {"scripted": {
+            "baseUrl": server.url(),
+            "api": "anthropic-messages",
+            "apiKey": "test",
+            "models": [{"id": "claude-scripted", "name": "scripted", "reasoning": false}]
+        }}});
+        std::fs::write(dir.join("models.json"), models.to_string()).expect("write models.json");
+    }
+
+    /// A git project; with `extension`, `portcullis install pi` protects it.
+    fn project(&self, name: &str, extension: bool) -> PathBuf {
+        let project = self.scratch.dir(name);
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .output()
+            .expect("run git init");
+        assert!(git.status.success(), "git init: {git:?}");
+        if extension {
+            let out = Command::new(portcullis())
+                .args(["install", "pi", "--project", "--dir"])
+                .arg(&project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &self.home)
+                .output()
+                .expect("run portcullis install");
+            assert!(out.status.success(), "portcullis install pi: {out:?}");
+            assert!(
+                project.join(".pi/extensions/portcullis.ts").exists(),
+                "install wrote no extension"
+            );
+        }
+        project
+    }
+
+    fn pi(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
+        self.models(server);
+        let mut cmd = Command::new(bin);
+        cmd.args([
+            "-p",
+            "--no-session",
+            "--provider",
+            "scripted",
+            "--model",
+            "claude-scripted",
+            "Run the scripted command.",
+        ])
+        .current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &self.home)
+        .env("TMPDIR", self.scratch.join("tmp"))
+        .env("SHELL", "/bin/bash")
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "dumb")
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("PI_TELEMETRY", "0");
+        run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, PI_TIMEOUT)
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        let out = Command::new(portcullis())
+            .args(["audit", "export", "--jsonl", "--data-dir"])
+            .arg(&self.data)
+            .output()
+            .expect("run portcullis audit export");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
+            .collect()
+    }
+}
+
+fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
+    format!(
+        "{what}\n--- pi ---\n{}--- model server requests ---\n{}",
+        ran.report(),
+        server.summary()
+    )
+}
+
+fn scripted_tool_result(server: &ModelServer) -> Option<Value> {
+    server
+        .message_requests()
+        .iter()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|b| b["tool_use_id"] == TOOL_USE_ID)
+}
+
+#[test]
+fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
+    let (bin, version) = agent_bin("pi", "pi");
+    eprintln!("pi {version} at {}", bin.display());
+    let world = World::new();
+
+    // Control: pi never prompts, so without the extension the denied command runs.
+    let control = world.project("control", false);
+    let server = ModelServer::start(DENIED);
+    let ran = world.pi(&bin, &control, &server, "control");
+    let ctx = context("control run (no extension)", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        control.join("denied-marker.txt").exists(),
+        "pi did not run the scripted call without the extension: the blocked run would prove nothing\n{ctx}"
+    );
+
+    let project = world.project("project", true);
+
+    let server = ModelServer::start(ALLOWED);
+    let ran = world.pi(&bin, &project, &server, "allowed");
+    let ctx = context("allowed run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        project.join("allowed-marker.txt").exists(),
+        "the allowed command did not run\n{ctx}"
+    );
+
+    let server = ModelServer::start(DENIED);
+    let ran = world.pi(&bin, &project, &server, "denied");
+    let ctx = context("denied run", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        !project.join("denied-marker.txt").exists(),
+        "the denied command ran\n{ctx}"
+    );
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    let text = tool_result_text(&tool_result);
+    assert!(
+        text.contains("deny rule `Bash(touch denied-marker.txt)`"),
+        "the model did not get portcullis' reason: {tool_result}\n{ctx}"
+    );
+
+    let audit = world.audit();
+    let verdicts: Vec<(&Value, &Value)> = audit
+        .iter()
+        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["tool"] == "bash")
+        .map(|r| (&r["event"]["verdict"], &r["event"]["detail"]["reasons"]))
+        .collect();
+    assert!(
+        verdicts.iter().any(|(v, _)| *v == "allow")
+            && verdicts
+                .iter()
+                .any(|(v, r)| *v == "deny" && **r == json!(["rule-deny"])),
+        "the audit log lacks the allow and the deny of pi's bash calls: {verdicts:?}"
+    );
+}
