@@ -1,5 +1,8 @@
 //! A scripted stand-in for the Anthropic Messages API on 127.0.0.1, for driving
-//! the real Claude Code CLI (`ANTHROPIC_BASE_URL=http://127.0.0.1:<port>`).
+//! the real Claude Code CLI (`ANTHROPIC_BASE_URL=http://127.0.0.1:<port>`) and
+//! pi; it also speaks the Gemini API's `generateContent` /
+//! `streamGenerateContent` for Gemini CLI (`GOOGLE_GEMINI_BASE_URL`), where the
+//! scripted call is `run_shell_command` and comes back as a `functionResponse`.
 //!
 //! The script: a conversation whose last user message carries no `tool_result`
 //! and that offers the `Bash` tool gets one `tool_use` block calling `Bash` with
@@ -176,6 +179,9 @@ fn serve(stream: TcpStream, command: &str, log: &Mutex<Vec<Logged>>) -> std::io:
     let path = req.target.split('?').next().unwrap_or("");
     let (answer, bytes) = match (req.method.as_str(), path) {
         ("POST", "/v1/messages") => messages(&body, command),
+        ("POST", p) if p.starts_with("/v1beta/models/") && p.contains("enerateContent") => {
+            gemini(&body, command, p.contains(":streamGenerateContent"))
+        }
         ("POST", "/v1/messages/count_tokens") => (
             "token count".to_string(),
             json_response(200, &json!({"input_tokens": 42})),
@@ -313,6 +319,64 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
         json_response(200, &whole_message(&model, &blocks, stop))
     };
     (answer.to_string(), bytes)
+}
+
+/// The scripted answer to a Gemini `generateContent` request: a
+/// `run_shell_command` call when the tool is offered and no
+/// `functionResponse` came back yet, else a short text.
+fn gemini(body: &Value, command: &str, stream: bool) -> (String, Vec<u8>) {
+    let offered = body["tools"].as_array().is_some_and(|tools| {
+        tools.iter().any(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f["name"] == "run_shell_command"))
+        })
+    });
+    let (parts, answer) = if gemini_function_responses(body).is_empty() && offered {
+        (
+            json!([{"functionCall": {"name": "run_shell_command", "args": tool_input(command)}}]),
+            "run_shell_command functionCall",
+        )
+    } else {
+        (
+            json!([{"text": "The scripted command has finished."}]),
+            "text",
+        )
+    };
+    let chunk = json!({
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 42, "candidatesTokenCount": 7, "totalTokenCount": 49},
+        "modelVersion": "gemini-scripted",
+    });
+    let bytes = if stream {
+        let body = format!("data: {chunk}\r\n\r\n");
+        let mut out = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(body.as_bytes());
+        out
+    } else {
+        json_response(200, &chunk)
+    };
+    (answer.to_string(), bytes)
+}
+
+/// The `functionResponse` parts of a Gemini request's last turn.
+pub fn gemini_function_responses(body: &Value) -> Vec<Value> {
+    body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|turn| turn["parts"].as_array())
+        .map(|parts| {
+            parts
+                .iter()
+                .filter_map(|p| p.get("functionResponse").cloned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn tool_input(command: &str) -> Value {

@@ -1,0 +1,233 @@
+//! Gemini CLI end to end, with its real CLI (issue 6): `gemini -p --yolo` in
+//! a throw-away project where `portcullis install gemini` put the `BeforeTool`
+//! hook in `.gemini/settings.json`, against the scripted model server speaking
+//! the Gemini API (`GOOGLE_GEMINI_BASE_URL`, API-key auth) and answering with
+//! one fixed `run_shell_command` call.
+//!
+//! `--yolo` takes Gemini's own prompts out of the way (headless Gemini cannot
+//! ask), so what runs is decided by the hook alone:
+//! - allowed: `touch allowed-marker.txt` is allowed by the portcullis
+//!   configuration → the file exists;
+//! - denied: `touch denied-marker.txt` matches a portcullis deny rule → the
+//!   hook blocks it, the file does not exist, and the model receives
+//!   portcullis' reason in the `functionResponse`;
+//! - control: the same denied call without the hook runs, so the blocked run
+//!   proves the hook blocked it;
+//! - both decisions are in portcullis' audit log.
+//!
+//! Needs the pinned CLI in `e2e/node_modules` (`npm ci --prefix e2e`); without
+//! it this test fails and says so.
+
+#[path = "claude_e2e/harness.rs"]
+mod harness;
+// Shared by the three end-to-end tests; this one uses the Gemini half.
+#[allow(dead_code)]
+#[path = "claude_e2e/model_server.rs"]
+mod model_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use harness::{Ran, Scratch, agent_bin, run_with_deadline};
+use model_server::{ModelServer, gemini_function_responses};
+
+const GEMINI_TIMEOUT: Duration = Duration::from_secs(120);
+
+const ALLOWED: &str = "touch allowed-marker.txt";
+const DENIED: &str = "touch denied-marker.txt";
+
+const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
+deny = ["Bash(touch denied-marker.txt)"]
+"#;
+
+fn portcullis() -> &'static str {
+    env!("CARGO_BIN_EXE_portcullis")
+}
+
+struct World {
+    scratch: Scratch,
+    home: PathBuf,
+    data: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let scratch = Scratch::new("gemini-e2e");
+        let home = scratch.dir("home");
+        let data = home.join(".local/share/portcullis");
+        scratch.dir("tmp");
+        scratch.dir("logs");
+        let config = home.join(".config/portcullis/config.toml");
+        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
+        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
+        World {
+            scratch,
+            home,
+            data,
+        }
+    }
+
+    /// API-key auth (the key is a dummy: the server is local), no usage statistics.
+    fn gemini_settings(&self) {
+        let dir = self.home.join(".gemini");
+        std::fs::create_dir_all(&dir).expect("create ~/.gemini");
+        let settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+        });
+        std::fs::write(dir.join("settings.json"), settings.to_string())
+            .expect("write ~/.gemini/settings.json");
+    }
+
+    /// A git project; with `hook`, `portcullis install gemini` protects it.
+    fn project(&self, name: &str, hook: bool) -> PathBuf {
+        let project = self.scratch.dir(name);
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .output()
+            .expect("run git init");
+        assert!(git.status.success(), "git init: {git:?}");
+        if hook {
+            let out = Command::new(portcullis())
+                .args(["install", "gemini", "--project", "--dir"])
+                .arg(&project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &self.home)
+                .output()
+                .expect("run portcullis install");
+            assert!(out.status.success(), "portcullis install gemini: {out:?}");
+            let settings = std::fs::read_to_string(project.join(".gemini/settings.json"))
+                .expect("install wrote .gemini/settings.json");
+            assert!(
+                settings.contains("hook gemini"),
+                "no portcullis hook in {settings}"
+            );
+        }
+        project
+    }
+
+    fn gemini(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
+        self.gemini_settings();
+        let mut cmd = Command::new(bin);
+        cmd.args([
+            "-p",
+            "Run the scripted command.",
+            "--yolo",
+            // A fixed model: `auto` would first ask a router model to choose.
+            "-m",
+            "gemini-2.5-flash",
+        ])
+        .current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &self.home)
+        .env("TMPDIR", self.scratch.join("tmp"))
+        .env("SHELL", "/bin/bash")
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "xterm-256color")
+        .env("GEMINI_API_KEY", "test")
+        .env("GOOGLE_GEMINI_BASE_URL", server.url())
+        // Headless Gemini refuses an untrusted folder; this one is a scratch project.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+        run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, GEMINI_TIMEOUT)
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        let out = Command::new(portcullis())
+            .args(["audit", "export", "--jsonl", "--data-dir"])
+            .arg(&self.data)
+            .output()
+            .expect("run portcullis audit export");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
+            .collect()
+    }
+}
+
+fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
+    format!(
+        "{what}\n--- gemini ---\n{}--- model server requests ---\n{}",
+        ran.report(),
+        server.summary()
+    )
+}
+
+/// The `functionResponse` the model received for the scripted call.
+fn scripted_function_response(server: &ModelServer) -> Option<Value> {
+    server
+        .requests()
+        .iter()
+        .flat_map(|r| gemini_function_responses(&r.body))
+        .find(|f| f["name"] == "run_shell_command")
+}
+
+#[test]
+fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
+    let (bin, version) = agent_bin("Gemini CLI", "gemini");
+    eprintln!("Gemini CLI {version} at {}", bin.display());
+    let world = World::new();
+
+    // Control: with `--yolo` and no hook, the denied command runs.
+    let control = world.project("control", false);
+    let server = ModelServer::start(DENIED);
+    let ran = world.gemini(&bin, &control, &server, "control");
+    let ctx = context("control run (no hook)", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        control.join("denied-marker.txt").exists(),
+        "Gemini CLI did not run the scripted call without the hook: the blocked run would prove nothing\n{ctx}"
+    );
+
+    let project = world.project("project", true);
+
+    let server = ModelServer::start(ALLOWED);
+    let ran = world.gemini(&bin, &project, &server, "allowed");
+    let ctx = context("allowed run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        project.join("allowed-marker.txt").exists(),
+        "the allowed command did not run\n{ctx}"
+    );
+
+    let server = ModelServer::start(DENIED);
+    let ran = world.gemini(&bin, &project, &server, "denied");
+    let ctx = context("denied run", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        !project.join("denied-marker.txt").exists(),
+        "the denied command ran\n{ctx}"
+    );
+    let response = scripted_function_response(&server)
+        .unwrap_or_else(|| panic!("the model never got the function response\n{ctx}"));
+    assert!(
+        response["response"]
+            .to_string()
+            .contains("deny rule `Bash(touch denied-marker.txt)`"),
+        "the model did not get portcullis' reason: {response}\n{ctx}"
+    );
+
+    let audit = world.audit();
+    let verdicts: Vec<(&Value, &Value)> = audit
+        .iter()
+        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["tool"] == "run_shell_command")
+        .map(|r| (&r["event"]["verdict"], &r["event"]["detail"]["reasons"]))
+        .collect();
+    assert!(
+        verdicts.iter().any(|(v, _)| *v == "allow")
+            && verdicts
+                .iter()
+                .any(|(v, r)| *v == "deny" && **r == json!(["rule-deny"])),
+        "the audit log lacks the allow and the deny of Gemini's shell calls: {verdicts:?}"
+    );
+}
