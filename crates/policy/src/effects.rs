@@ -168,11 +168,6 @@ fn mcp_names(call: &ToolCall) -> (String, String) {
     }
 }
 
-/// `s` as one single-quoted shell word.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 fn string_field<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
     input.get(field).and_then(Value::as_str)
 }
@@ -184,7 +179,7 @@ fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
             // the command resolve against it, not against the project root.
             Some(text) => match dir.and_then(|d| string_field(input, d)) {
                 Some(d) if !d.is_empty() => {
-                    shell(&format!("cd -- {} && {text}", shell_quote(d)), out)
+                    shell_analysis(portcullis_shell::analyze_in(text, d), out)
                 }
                 _ => shell(text, out),
             },
@@ -290,7 +285,10 @@ fn patch_effects(text: &str, out: &mut Vec<Effect>) {
 
 /// Shell text: every command and effect the analysis found.
 pub fn shell(text: &str, out: &mut Vec<Effect>) {
-    let a = portcullis_shell::analyze(text);
+    shell_analysis(portcullis_shell::analyze(text), out)
+}
+
+fn shell_analysis(a: portcullis_shell::Analysis, out: &mut Vec<Effect>) {
     for c in a.commands {
         out.push(Effect::Exec {
             program: c.program.clone(),

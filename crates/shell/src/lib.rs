@@ -40,12 +40,27 @@ pub fn analyze(text: &str) -> Analysis {
     analyze_with(text, &Limits::DEFAULT)
 }
 
+/// Analyses shell text that starts in directory `dir` (absolute, `~/…`, or
+/// relative to the caller's working directory) instead of the working
+/// directory: relative paths in the text resolve against it, as after a `cd`.
+pub fn analyze_in(text: &str, dir: &str) -> Analysis {
+    run_guarded(|| {
+        walk::Walker::new(&Limits::DEFAULT)
+            .starting_in(dir)
+            .run(text)
+    })
+}
+
 /// Analyses shell text with the given limits.
 ///
 /// Never panics: should the parser or the walker fail unexpectedly, the result
 /// is an analysis with a `parse-error` opaque part (fail closed).
 pub fn analyze_with(text: &str, limits: &Limits) -> Analysis {
-    let run = std::panic::catch_unwind(|| walk::Walker::new(limits).run(text));
+    run_guarded(|| walk::Walker::new(limits).run(text))
+}
+
+fn run_guarded(walk: impl FnOnce() -> Analysis + std::panic::UnwindSafe) -> Analysis {
+    let run = std::panic::catch_unwind(walk);
     run.unwrap_or_else(|_| Analysis {
         opaque: vec![Opaque {
             reason: OpaqueReason::ParseError,

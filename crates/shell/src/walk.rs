@@ -156,6 +156,12 @@ impl<'l> Walker<'l> {
         };
     }
 
+    /// Starts the walk in `dir` rather than the caller's working directory.
+    pub(crate) fn starting_in(mut self, dir: &str) -> Self {
+        self.cwd = Cwd::Known(dir.to_string());
+        self
+    }
+
     /// Runs `f` in a subshell-like scope: a `cd` inside does not leak out.
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
         let saved = self.cwd.clone();

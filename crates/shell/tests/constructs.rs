@@ -1084,3 +1084,25 @@ fn cat_reads() {
         json!({"kind": "read", "path": "/Users/mipl/.ssh/id_rsa"}),
     );
 }
+
+/// A start directory: relative paths resolve there, like after a `cd`, and a
+/// `cd` in the text still moves on from it.
+#[test]
+fn analysis_in_a_start_directory() {
+    let paths = |a: portcullis_shell::Analysis| -> Vec<String> {
+        a.effects
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    };
+    let a = portcullis_shell::analyze_in("cat id_rsa > /tmp/out", "~/.ssh");
+    assert_eq!(paths(a), ["/tmp/out", "~/.ssh/id_rsa"]);
+    let a = portcullis_shell::analyze_in("cd keys && cat a", "/srv");
+    assert_eq!(paths(a), ["/srv/keys/a"]);
+    assert_eq!(paths(analyze("cat id_rsa")), ["id_rsa"]);
+}
