@@ -117,18 +117,6 @@ fn own_binary() -> Result<PathBuf> {
     std::fs::canonicalize(&exe).with_context(|| format!("resolving {}", exe.display()))
 }
 
-/// `s` as one shell word.
-pub fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 /// Splits a command line into words the way `sh` would for plain words and
 /// quotes (no expansions); `None` when the quoting is unbalanced.
 fn shell_words(s: &str) -> Option<Vec<String>> {
@@ -193,7 +181,7 @@ fn shell_words(s: &str) -> Option<Vec<String>> {
 fn hook_command(bin: &Path, agent: Agent) -> String {
     format!(
         "{} hook {}",
-        shell_quote(&bin.to_string_lossy()),
+        portcullis_shell::quote(&bin.to_string_lossy()),
         agent.as_str()
     )
 }
@@ -702,7 +690,7 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
         Agent::Pi => writeln!(
             out,
             "  extension runs: {} hook pi",
-            shell_quote(&bin.to_string_lossy())
+            portcullis_shell::quote(&bin.to_string_lossy())
         )?,
         Agent::Cursor => writeln!(
             out,
@@ -1010,7 +998,7 @@ fn check_agent(agent: Agent, scope: Scope, file: &Path, project: &Path) -> Agent
     };
     let commands = if agent == Agent::Pi {
         match pi_extension_bin(&text) {
-            Some(bin) => vec![format!("{} hook pi", shell_quote(&bin))],
+            Some(bin) => vec![format!("{} hook pi", portcullis_shell::quote(&bin))],
             None => {
                 check.status = "broken";
                 check.notes.push(format!(
@@ -1326,12 +1314,15 @@ mod tests {
     fn quoting_round_trips() {
         for s in ["/usr/bin/portcullis", "/a b/it's", "", "$HOME/x", "a\"b\\c"] {
             assert_eq!(
-                shell_words(&shell_quote(s)),
+                shell_words(&portcullis_shell::quote(s)),
                 Some(vec![s.to_string()]),
                 "{s}"
             );
         }
-        assert_eq!(shell_quote("/opt/portcullis"), "/opt/portcullis");
+        assert_eq!(
+            portcullis_shell::quote("/opt/portcullis"),
+            "/opt/portcullis"
+        );
     }
 
     #[test]

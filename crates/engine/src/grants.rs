@@ -250,7 +250,7 @@ pub(crate) fn request_for(
         (None, Effect::Exec { command, .. }) if command.argv.is_some() => (
             Op::Exec,
             GrantTarget::Command {
-                pattern: shell_join(&command.words),
+                pattern: portcullis_shell::join(&command.words),
             },
         ),
         (None, Effect::McpCall { .. } | Effect::ToolUse { .. }) => (
@@ -287,22 +287,4 @@ pub(crate) fn request_for(
         policy_scope: j.rule.clone().unwrap_or_else(|| j.code.clone()),
         suggested,
     }))
-}
-
-/// Words joined so that the command pattern parser reads them back as they were.
-fn shell_join(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -292,3 +292,26 @@ impl OpaqueReason {
         }
     }
 }
+
+/// `word` as one bash word: unchanged when it needs no quoting, else single-quoted
+/// (bash and the rule pattern parser both read it back as it was).
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The bash text that runs exactly this argument vector.
+pub fn join<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -656,7 +656,7 @@ fn codex_cases() {
             .map(|a| serde_json::from_value(a.clone()).expect("argv is an array of strings"));
         let text = argv
             .as_deref()
-            .map(common::shell_join)
+            .map(portcullis_shell::join)
             .unwrap_or_else(|| command.to_string());
         let shell_wrapped = argv.as_deref().is_some_and(|a| {
             a.len() == 3 && ["bash", "zsh", "sh"].contains(&basename(&a[0])) && a[1] == "-lc"

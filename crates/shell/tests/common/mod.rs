@@ -120,28 +120,6 @@ pub fn read_jsonl_numbered(path: &std::path::Path) -> Vec<(usize, serde_json::Va
         .collect()
 }
 
-/// Quotes one argument for bash: left bare when it holds only characters that
-/// are never special, else single-quoted (`'` written as `'"'"'`).
-pub fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r#"'"'"'"#))
-    }
-}
-
-/// The bash text that runs exactly this argument vector.
-pub fn shell_join<S: AsRef<str>>(argv: &[S]) -> String {
-    argv.iter()
-        .map(|a| shell_quote(a.as_ref()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Shell texts of the peer suites (`codex_cases.jsonl`, `hook_cases.jsonl`): every
 /// row whose `command` is a string. Their verdicts are in the peers' terms; only
 /// the text is taken, for tests that need shell input (differential, properties).
