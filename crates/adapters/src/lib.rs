@@ -257,6 +257,30 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
     })
 }
 
+/// `docker run` / `podman run` options that take a value.
+const CONTAINER_RUN_VALUED: &[&str] = &[
+    "-e",
+    "--env",
+    "--env-file",
+    "-v",
+    "--volume",
+    "--name",
+    "--network",
+    "-p",
+    "--publish",
+    "-w",
+    "--workdir",
+    "-u",
+    "--user",
+    "--mount",
+    "--entrypoint",
+    "--platform",
+    "-l",
+    "--label",
+    "--add-host",
+    "--pull",
+];
+
 /// Launchers that run a stdio MCP server named by a later word: the server is
 /// named after that word, so `npx -y @scope/server-postgres` and `npx -y
 /// server-github` are two servers, not one server `npx`. Each entry: the
@@ -297,51 +321,8 @@ const LAUNCHERS: &[(&[&str], &[&str])] = &[
     (&["python3", "-m"], &[]),
     (&["python"], &[]),
     (&["python3"], &[]),
-    (
-        &["docker", "run"],
-        &[
-            "-e",
-            "--env",
-            "--env-file",
-            "-v",
-            "--volume",
-            "--name",
-            "--network",
-            "-p",
-            "--publish",
-            "-w",
-            "--workdir",
-            "-u",
-            "--user",
-            "--mount",
-            "--entrypoint",
-            "--platform",
-            "-l",
-            "--label",
-            "--add-host",
-            "--pull",
-        ],
-    ),
-    (
-        &["podman", "run"],
-        &[
-            "-e",
-            "--env",
-            "--env-file",
-            "-v",
-            "--volume",
-            "--name",
-            "--network",
-            "-p",
-            "--publish",
-            "-w",
-            "--workdir",
-            "-u",
-            "--user",
-            "--mount",
-            "--entrypoint",
-        ],
-    ),
+    (&["docker", "run"], CONTAINER_RUN_VALUED),
+    (&["podman", "run"], CONTAINER_RUN_VALUED),
 ];
 
 /// A short server name from Cursor's `url` (its host) or stdio `command`
