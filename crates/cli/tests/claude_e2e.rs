@@ -21,12 +21,11 @@ mod harness;
 mod model_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use harness::{Ran, Scratch, agent_bin, run_with_deadline};
+use harness::{Ran, World, agent_bin};
 use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
 
 /// Per `claude -p` run; a normal run takes a few seconds.
@@ -41,114 +40,41 @@ allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
 deny = ["Bash(touch denied-marker.txt)"]
 "#;
 
-fn portcullis() -> &'static str {
-    env!("CARGO_BIN_EXE_portcullis")
+/// `claude -p … --output-format json` against `server`; the run's output
+/// and the parsed result (`Null` when stdout is not JSON).
+fn claude(
+    world: &World,
+    bin: &Path,
+    project: &Path,
+    server: &ModelServer,
+    name: &str,
+) -> (Ran, Value) {
+    let mut cmd = world.agent(bin, project);
+    cmd.args(["-p", "Run the scripted command.", "--output-format", "json"])
+        .env("TERM", "dumb")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test")
+        // Offline and non-interactive: no updater, telemetry or error reports.
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+    let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
+    let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
+    (ran, result)
 }
 
-/// The throw-away world of one test: a scratch home, portcullis'
-/// configuration and data directory, and git projects to run Claude Code in.
-struct World {
-    scratch: Scratch,
-    home: PathBuf,
-    data: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let scratch = Scratch::new("claude-e2e");
-        let home = scratch.dir("home");
-        // Where an installed hook finds them: the user's configuration and the
-        // default data directory under the (scratch) home.
-        let data = home.join(".local/share/portcullis");
-        scratch.dir("tmp");
-        scratch.dir("logs");
-        let config = home.join(".config/portcullis/config.toml");
-        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
-        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
-        World {
-            scratch,
-            home,
-            data,
-        }
-    }
-
-    /// A git project; with `hook`, its `.claude/settings.json` runs portcullis
-    /// before every tool call.
-    fn project(&self, name: &str, hook: bool) -> PathBuf {
-        let project = self.scratch.dir(name);
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .output()
-            .expect("run git init");
-        assert!(git.status.success(), "git init: {git:?}");
-        if hook {
-            // Exactly what a user runs: `portcullis install claude-code` in the project.
-            let out = Command::new(portcullis())
-                .args(["install", "claude-code", "--project", "--dir"])
-                .arg(&project)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", &self.home)
-                .output()
-                .expect("run portcullis install");
-            assert!(out.status.success(), "portcullis install: {out:?}");
-            let settings = std::fs::read_to_string(project.join(".claude/settings.json"))
-                .expect("install wrote .claude/settings.json");
-            assert!(
-                settings.contains("hook claude-code"),
-                "no portcullis hook in {settings}"
-            );
-        }
-        project
-    }
-
-    /// `claude -p … --output-format json` against `server`; the run's output
-    /// and the parsed result (`Null` when stdout is not JSON).
-    fn claude(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> (Ran, Value) {
-        let mut cmd = Command::new(bin);
-        cmd.args(["-p", "Run the scripted command.", "--output-format", "json"])
-            .current_dir(project)
-            // Nothing of the developer's environment: no proxy, no real key, no config.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("TMPDIR", self.scratch.join("tmp"))
-            .env("SHELL", "/bin/bash")
-            .env("LANG", "C.UTF-8")
-            .env("TERM", "dumb")
-            .env("ANTHROPIC_BASE_URL", server.url())
-            .env("ANTHROPIC_API_KEY", "test")
-            // Offline and non-interactive: no updater, telemetry or error reports.
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
-        let ran = run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, CLAUDE_TIMEOUT);
-        let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
-        (ran, result)
-    }
-
-    /// Every audit row, from `portcullis audit export --jsonl`.
-    fn audit(&self) -> Vec<Value> {
-        let out = Command::new(portcullis())
-            .args(["audit", "export", "--jsonl", "--data-dir"])
-            .arg(&self.data)
-            .env("HOME", &self.home)
-            .output()
-            .expect("run portcullis audit export");
-        assert!(
-            out.status.success(),
-            "audit export failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
-            .collect()
-    }
+/// A project whose `.claude/settings.json` runs portcullis before every tool call.
+fn protected_project(world: &World, name: &str) -> PathBuf {
+    let project = world.project(name, Some("claude-code"));
+    let settings = std::fs::read_to_string(project.join(".claude/settings.json"))
+        .expect("install wrote .claude/settings.json");
+    assert!(
+        settings.contains("hook claude-code"),
+        "no portcullis hook in {settings}"
+    );
+    project
 }
 
 /// Everything worth seeing when an assertion fails.
@@ -182,13 +108,13 @@ fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
     let started = Instant::now();
     let (bin, version) = agent_bin("Claude Code", "claude");
     eprintln!("Claude Code {version} at {}", bin.display());
-    let world = World::new();
+    let world = World::new("claude-e2e", CONFIG);
 
     // Control: without the hook, Claude Code itself refuses the write in `-p`
     // mode — so the allowed run below ran because portcullis allowed it.
-    let control = world.project("control", false);
+    let control = world.project("control", None);
     let server = ModelServer::start(ALLOWED);
-    let (ran, result) = world.claude(&bin, &control, &server, "control");
+    let (ran, result) = claude(&world, &bin, &control, &server, "control");
     let ctx = context("control run (no hook)", &ran, &server);
     eprintln!("{ctx}");
     assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
@@ -201,11 +127,11 @@ fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
         "Claude Code did not refuse the call on its own\n{ctx}"
     );
 
-    let project = world.project("project", true);
+    let project = protected_project(&world, "project");
 
     // The allowed call runs.
     let server = ModelServer::start(ALLOWED);
-    let (ran, result) = world.claude(&bin, &project, &server, "allowed");
+    let (ran, result) = claude(&world, &bin, &project, &server, "allowed");
     let ctx = context("allowed run", &ran, &server);
     eprintln!("{ctx}");
     assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
@@ -226,7 +152,7 @@ fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
 
     // The denied call does not.
     let server = ModelServer::start(DENIED);
-    let (ran, result) = world.claude(&bin, &project, &server, "denied");
+    let (ran, result) = claude(&world, &bin, &project, &server, "denied");
     let ctx = context("denied run", &ran, &server);
     eprintln!("{ctx}");
     assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");

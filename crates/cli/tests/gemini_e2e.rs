@@ -26,12 +26,11 @@ mod harness;
 mod model_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use harness::{Ran, Scratch, agent_bin, run_with_deadline};
+use harness::{Ran, World, agent_bin};
 use model_server::{ModelServer, gemini_function_responses};
 
 const GEMINI_TIMEOUT: Duration = Duration::from_secs(120);
@@ -45,113 +44,47 @@ allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
 deny = ["Bash(touch denied-marker.txt)"]
 "#;
 
-fn portcullis() -> &'static str {
-    env!("CARGO_BIN_EXE_portcullis")
+/// API-key auth (the key is a dummy: the server is local), no usage statistics.
+fn gemini_settings(world: &World) {
+    let dir = world.home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("create ~/.gemini");
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string())
+        .expect("write ~/.gemini/settings.json");
 }
 
-struct World {
-    scratch: Scratch,
-    home: PathBuf,
-    data: PathBuf,
+/// A project whose `.gemini/settings.json` runs the portcullis hook.
+fn protected_project(world: &World, name: &str) -> PathBuf {
+    let project = world.project(name, Some("gemini"));
+    let settings = std::fs::read_to_string(project.join(".gemini/settings.json"))
+        .expect("install wrote .gemini/settings.json");
+    assert!(
+        settings.contains("hook gemini"),
+        "no portcullis hook in {settings}"
+    );
+    project
 }
 
-impl World {
-    fn new() -> World {
-        let scratch = Scratch::new("gemini-e2e");
-        let home = scratch.dir("home");
-        let data = home.join(".local/share/portcullis");
-        scratch.dir("tmp");
-        scratch.dir("logs");
-        let config = home.join(".config/portcullis/config.toml");
-        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
-        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
-        World {
-            scratch,
-            home,
-            data,
-        }
-    }
-
-    /// API-key auth (the key is a dummy: the server is local), no usage statistics.
-    fn gemini_settings(&self) {
-        let dir = self.home.join(".gemini");
-        std::fs::create_dir_all(&dir).expect("create ~/.gemini");
-        let settings = json!({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "privacy": {"usageStatisticsEnabled": false},
-        });
-        std::fs::write(dir.join("settings.json"), settings.to_string())
-            .expect("write ~/.gemini/settings.json");
-    }
-
-    /// A git project; with `hook`, `portcullis install gemini` protects it.
-    fn project(&self, name: &str, hook: bool) -> PathBuf {
-        let project = self.scratch.dir(name);
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .output()
-            .expect("run git init");
-        assert!(git.status.success(), "git init: {git:?}");
-        if hook {
-            let out = Command::new(portcullis())
-                .args(["install", "gemini", "--project", "--dir"])
-                .arg(&project)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", &self.home)
-                .output()
-                .expect("run portcullis install");
-            assert!(out.status.success(), "portcullis install gemini: {out:?}");
-            let settings = std::fs::read_to_string(project.join(".gemini/settings.json"))
-                .expect("install wrote .gemini/settings.json");
-            assert!(
-                settings.contains("hook gemini"),
-                "no portcullis hook in {settings}"
-            );
-        }
-        project
-    }
-
-    fn gemini(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
-        self.gemini_settings();
-        let mut cmd = Command::new(bin);
-        cmd.args([
-            "-p",
-            "Run the scripted command.",
-            "--yolo",
-            // A fixed model: `auto` would first ask a router model to choose.
-            "-m",
-            "gemini-2.5-flash",
-        ])
-        .current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &self.home)
-        .env("TMPDIR", self.scratch.join("tmp"))
-        .env("SHELL", "/bin/bash")
-        .env("LANG", "C.UTF-8")
-        .env("TERM", "xterm-256color")
-        .env("GEMINI_API_KEY", "test")
-        .env("GOOGLE_GEMINI_BASE_URL", server.url())
-        // Headless Gemini refuses an untrusted folder; this one is a scratch project.
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-        run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, GEMINI_TIMEOUT)
-    }
-
-    fn audit(&self) -> Vec<Value> {
-        let out = Command::new(portcullis())
-            .args(["audit", "export", "--jsonl", "--data-dir"])
-            .arg(&self.data)
-            .output()
-            .expect("run portcullis audit export");
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
-            .collect()
-    }
+fn gemini(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
+    gemini_settings(world);
+    let mut cmd = world.agent(bin, project);
+    cmd.args([
+        "-p",
+        "Run the scripted command.",
+        "--yolo",
+        // A fixed model: `auto` would first ask a router model to choose.
+        "-m",
+        "gemini-2.5-flash",
+    ])
+    .env("TERM", "xterm-256color")
+    .env("GEMINI_API_KEY", "test")
+    .env("GOOGLE_GEMINI_BASE_URL", server.url())
+    // Headless Gemini refuses an untrusted folder; this one is a scratch project.
+    .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    world.run(&mut cmd, name, GEMINI_TIMEOUT)
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
@@ -175,12 +108,12 @@ fn scripted_function_response(server: &ModelServer) -> Option<Value> {
 fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
     let (bin, version) = agent_bin("Gemini CLI", "gemini");
     eprintln!("Gemini CLI {version} at {}", bin.display());
-    let world = World::new();
+    let world = World::new("gemini-e2e", CONFIG);
 
     // Control: with `--yolo` and no hook, the denied command runs.
-    let control = world.project("control", false);
+    let control = world.project("control", None);
     let server = ModelServer::start(DENIED);
-    let ran = world.gemini(&bin, &control, &server, "control");
+    let ran = gemini(&world, &bin, &control, &server, "control");
     let ctx = context("control run (no hook)", &ran, &server);
     eprintln!("{ctx}");
     assert!(
@@ -188,10 +121,10 @@ fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
         "Gemini CLI did not run the scripted call without the hook: the blocked run would prove nothing\n{ctx}"
     );
 
-    let project = world.project("project", true);
+    let project = protected_project(&world, "project");
 
     let server = ModelServer::start(ALLOWED);
-    let ran = world.gemini(&bin, &project, &server, "allowed");
+    let ran = gemini(&world, &bin, &project, &server, "allowed");
     let ctx = context("allowed run", &ran, &server);
     eprintln!("{ctx}");
     assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
@@ -201,7 +134,7 @@ fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
     );
 
     let server = ModelServer::start(DENIED);
-    let ran = world.gemini(&bin, &project, &server, "denied");
+    let ran = gemini(&world, &bin, &project, &server, "denied");
     let ctx = context("denied run", &ran, &server);
     eprintln!("{ctx}");
     assert!(

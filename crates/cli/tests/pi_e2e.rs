@@ -22,12 +22,11 @@ mod harness;
 mod model_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use harness::{Ran, Scratch, agent_bin, run_with_deadline};
+use harness::{Ran, World, agent_bin};
 use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
 
 const PI_TIMEOUT: Duration = Duration::from_secs(120);
@@ -41,112 +40,46 @@ allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
 deny = ["Bash(touch denied-marker.txt)"]
 "#;
 
-fn portcullis() -> &'static str {
-    env!("CARGO_BIN_EXE_portcullis")
+/// Points pi's model at `server` (a custom Anthropic Messages provider).
+fn models(world: &World, server: &ModelServer) {
+    let dir = world.home.join(".pi/agent");
+    std::fs::create_dir_all(&dir).expect("create ~/.pi/agent");
+    let models = json!({"providers": {"scripted": {
+        "baseUrl": server.url(),
+        "api": "anthropic-messages",
+        "apiKey": "test",
+        "models": [{"id": "claude-scripted", "name": "scripted", "reasoning": false}]
+    }}});
+    std::fs::write(dir.join("models.json"), models.to_string()).expect("write models.json");
 }
 
-struct World {
-    scratch: Scratch,
-    home: PathBuf,
-    data: PathBuf,
+/// A project with the portcullis extension in `.pi/extensions/`.
+fn protected_project(world: &World, name: &str) -> PathBuf {
+    let project = world.project(name, Some("pi"));
+    assert!(
+        project.join(".pi/extensions/portcullis.ts").exists(),
+        "install wrote no extension"
+    );
+    project
 }
 
-impl World {
-    fn new() -> World {
-        let scratch = Scratch::new("pi-e2e");
-        let home = scratch.dir("home");
-        let data = home.join(".local/share/portcullis");
-        scratch.dir("tmp");
-        scratch.dir("logs");
-        let config = home.join(".config/portcullis/config.toml");
-        std::fs::create_dir_all(config.parent().expect("a parent")).expect("create the config dir");
-        std::fs::write(&config, CONFIG).expect("write the portcullis configuration");
-        World {
-            scratch,
-            home,
-            data,
-        }
-    }
-
-    /// Points pi's model at `server` (a custom Anthropic Messages provider).
-    fn models(&self, server: &ModelServer) {
-        let dir = self.home.join(".pi/agent");
-        std::fs::create_dir_all(&dir).expect("create ~/.pi/agent");
-        let models = json!({"providers": {"scripted": {
-            "baseUrl": server.url(),
-            "api": "anthropic-messages",
-            "apiKey": "test",
-            "models": [{"id": "claude-scripted", "name": "scripted", "reasoning": false}]
-        }}});
-        std::fs::write(dir.join("models.json"), models.to_string()).expect("write models.json");
-    }
-
-    /// A git project; with `extension`, `portcullis install pi` protects it.
-    fn project(&self, name: &str, extension: bool) -> PathBuf {
-        let project = self.scratch.dir(name);
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .output()
-            .expect("run git init");
-        assert!(git.status.success(), "git init: {git:?}");
-        if extension {
-            let out = Command::new(portcullis())
-                .args(["install", "pi", "--project", "--dir"])
-                .arg(&project)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", &self.home)
-                .output()
-                .expect("run portcullis install");
-            assert!(out.status.success(), "portcullis install pi: {out:?}");
-            assert!(
-                project.join(".pi/extensions/portcullis.ts").exists(),
-                "install wrote no extension"
-            );
-        }
-        project
-    }
-
-    fn pi(&self, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
-        self.models(server);
-        let mut cmd = Command::new(bin);
-        cmd.args([
-            "-p",
-            "--no-session",
-            "--provider",
-            "scripted",
-            "--model",
-            "claude-scripted",
-            "Run the scripted command.",
-        ])
-        .current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &self.home)
-        .env("TMPDIR", self.scratch.join("tmp"))
-        .env("SHELL", "/bin/bash")
-        .env("LANG", "C.UTF-8")
-        .env("TERM", "dumb")
-        .env("PI_OFFLINE", "1")
-        .env("PI_SKIP_VERSION_CHECK", "1")
-        .env("PI_TELEMETRY", "0");
-        run_with_deadline(&mut cmd, &self.scratch.join("logs"), name, PI_TIMEOUT)
-    }
-
-    fn audit(&self) -> Vec<Value> {
-        let out = Command::new(portcullis())
-            .args(["audit", "export", "--jsonl", "--data-dir"])
-            .arg(&self.data)
-            .output()
-            .expect("run portcullis audit export");
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
-            .collect()
-    }
+fn pi(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
+    models(world, server);
+    let mut cmd = world.agent(bin, project);
+    cmd.args([
+        "-p",
+        "--no-session",
+        "--provider",
+        "scripted",
+        "--model",
+        "claude-scripted",
+        "Run the scripted command.",
+    ])
+    .env("TERM", "dumb")
+    .env("PI_OFFLINE", "1")
+    .env("PI_SKIP_VERSION_CHECK", "1")
+    .env("PI_TELEMETRY", "0");
+    world.run(&mut cmd, name, PI_TIMEOUT)
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
@@ -169,12 +102,12 @@ fn scripted_tool_result(server: &ModelServer) -> Option<Value> {
 fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
     let (bin, version) = agent_bin("pi", "pi");
     eprintln!("pi {version} at {}", bin.display());
-    let world = World::new();
+    let world = World::new("pi-e2e", CONFIG);
 
     // Control: pi never prompts, so without the extension the denied command runs.
-    let control = world.project("control", false);
+    let control = world.project("control", None);
     let server = ModelServer::start(DENIED);
-    let ran = world.pi(&bin, &control, &server, "control");
+    let ran = pi(&world, &bin, &control, &server, "control");
     let ctx = context("control run (no extension)", &ran, &server);
     eprintln!("{ctx}");
     assert!(
@@ -182,10 +115,10 @@ fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
         "pi did not run the scripted call without the extension: the blocked run would prove nothing\n{ctx}"
     );
 
-    let project = world.project("project", true);
+    let project = protected_project(&world, "project");
 
     let server = ModelServer::start(ALLOWED);
-    let ran = world.pi(&bin, &project, &server, "allowed");
+    let ran = pi(&world, &bin, &project, &server, "allowed");
     let ctx = context("allowed run", &ran, &server);
     eprintln!("{ctx}");
     assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
@@ -195,7 +128,7 @@ fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
     );
 
     let server = ModelServer::start(DENIED);
-    let ran = world.pi(&bin, &project, &server, "denied");
+    let ran = pi(&world, &bin, &project, &server, "denied");
     let ctx = context("denied run", &ran, &server);
     eprintln!("{ctx}");
     assert!(

@@ -153,3 +153,98 @@ pub fn run_with_deadline(cmd: &mut Command, logs: &Path, name: &str, timeout: Du
         elapsed: start.elapsed(),
     }
 }
+
+/// The portcullis binary under test.
+pub fn portcullis() -> &'static str {
+    env!("CARGO_BIN_EXE_portcullis")
+}
+
+/// The throw-away world of one end-to-end test: a scratch home holding
+/// portcullis' user configuration and default data directory (where an
+/// installed hook finds them), and git projects to run the agent in.
+pub struct World {
+    pub scratch: Scratch,
+    pub home: PathBuf,
+    pub data: PathBuf,
+}
+
+impl World {
+    pub fn new(name: &str, config: &str) -> World {
+        let scratch = Scratch::new(name);
+        let home = scratch.dir("home");
+        let data = home.join(".local/share/portcullis");
+        scratch.dir("tmp");
+        scratch.dir("logs");
+        let file = home.join(".config/portcullis/config.toml");
+        std::fs::create_dir_all(file.parent().expect("a parent")).expect("create the config dir");
+        std::fs::write(&file, config).expect("write the portcullis configuration");
+        World {
+            scratch,
+            home,
+            data,
+        }
+    }
+
+    /// A git project; with `agent`, protected by exactly what a user runs:
+    /// `portcullis install <agent> --project` in it.
+    pub fn project(&self, name: &str, agent: Option<&str>) -> PathBuf {
+        let project = self.scratch.dir(name);
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .output()
+            .expect("run git init");
+        assert!(git.status.success(), "git init: {git:?}");
+        if let Some(agent) = agent {
+            let out = Command::new(portcullis())
+                .args(["install", agent, "--project", "--dir"])
+                .arg(&project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &self.home)
+                .output()
+                .expect("run portcullis install");
+            assert!(out.status.success(), "portcullis install {agent}: {out:?}");
+        }
+        project
+    }
+
+    /// `bin` in `project` with nothing of the developer's environment: no
+    /// proxy, no real key, no configuration; the home is the scratch home.
+    pub fn agent(&self, bin: &Path, project: &Path) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.current_dir(project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TMPDIR", self.scratch.join("tmp"))
+            .env("SHELL", "/bin/bash")
+            .env("LANG", "C.UTF-8");
+        cmd
+    }
+
+    /// Runs an agent command with `timeout`, its output kept under `logs/`.
+    pub fn run(&self, cmd: &mut Command, name: &str, timeout: Duration) -> Ran {
+        run_with_deadline(cmd, &self.scratch.join("logs"), name, timeout)
+    }
+
+    /// Every audit row, from `portcullis audit export --jsonl`.
+    pub fn audit(&self) -> Vec<serde_json::Value> {
+        let out = Command::new(portcullis())
+            .args(["audit", "export", "--jsonl", "--data-dir"])
+            .arg(&self.data)
+            .env("HOME", &self.home)
+            .output()
+            .expect("run portcullis audit export");
+        assert!(
+            out.status.success(),
+            "audit export failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
+            .collect()
+    }
+}
