@@ -20,6 +20,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use portcullis_paths::Environment;
+use portcullis_policy::rules::{CommandPattern, PatternWord};
 use portcullis_policy::{Rule, RuleList, Target};
 
 use crate::config_files;
@@ -73,107 +74,23 @@ fn write_out(file: &Path, text: &str) -> Result<()> {
     std::fs::write(file, text).with_context(|| format!("writing {}", file.display()))
 }
 
-/// A word of a command pattern.
-#[derive(Debug, PartialEq, Eq)]
-enum Word {
-    Literal(String),
-    /// A word with an unquoted `*` inside it (`test*`).
-    Glob,
-    /// A standalone `*`.
-    Any,
-}
-
-/// The words of a `Bash(…)` rule's pattern, as the policy crate reads them:
-/// quotes and backslashes make characters literal, an unquoted `*` is a
-/// wildcard, a trailing `:*` is ` *`. `None` for text that is not `Bash(…)`.
-fn pattern_words(rule_text: &str) -> Option<Vec<Word>> {
-    let inner = rule_text.trim().strip_prefix("Bash(")?.strip_suffix(')')?;
-    let inner = inner.trim();
-    let inner = match inner.strip_suffix(":*") {
-        Some(p) => format!("{p} *"),
-        None => inner.to_string(),
-    };
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let (mut in_word, mut glob) = (false, false);
-    let push = |cur: &mut String, glob: &mut bool, words: &mut Vec<Word>| {
-        let w = std::mem::take(cur);
-        words.push(match (*glob, w.as_str()) {
-            (true, "*") => Word::Any,
-            (true, _) => Word::Glob,
-            (false, _) => Word::Literal(w),
-        });
-        *glob = false;
-    };
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    push(&mut cur, &mut glob, &mut words);
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        // A quoted `*` is literal; mark it so it is not the wildcard.
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => cur.push(chars.next()?),
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                cur.push(chars.next()?);
-            }
-            '*' => {
-                in_word = true;
-                glob = true;
-                cur.push('*');
-            }
-            _ => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        push(&mut cur, &mut glob, &mut words);
-    }
-    Some(words)
-}
-
 /// A rule as a command prefix, or why it cannot be one.
-fn prefix_of(rule: &Rule) -> Result<Vec<String>, &'static str> {
-    let Some(words) = pattern_words(&rule.text) else {
-        return Err("not a command pattern these rules can express");
-    };
+fn prefix_of(rule: &Rule, pattern: &CommandPattern) -> Result<Vec<String>, &'static str> {
+    let words = pattern.words();
     let (body, open_ended) = match words.split_last() {
-        Some((Word::Any, body)) => (body, true),
-        _ => (&words[..], false),
+        Some((PatternWord::Any, body)) => (body, true),
+        _ => (words, false),
     };
     let mut prefix = Vec::new();
     for w in body {
         match w {
-            Word::Literal(s) => prefix.push(s.clone()),
-            Word::Any => {
+            PatternWord::Literal(s) => prefix.push(s.clone()),
+            PatternWord::Any => {
                 return Err(
                     "a `*` between words: the agent's prefix rules match a fixed start of the command",
                 );
             }
-            Word::Glob => {
+            PatternWord::Glob(_) => {
                 return Err("a wildcard inside a word: the agent's prefix rules match whole words");
             }
         }
@@ -198,7 +115,7 @@ fn bash_rules(rules: &[Rule]) -> (Vec<Converted<'_>>, usize) {
     let mut others = 0;
     for r in rules {
         match &r.target {
-            Target::Command(_) => out.push((r, prefix_of(r))),
+            Target::Command(pattern) => out.push((r, prefix_of(r, pattern))),
             Target::AnyCommand => {
                 out.push((r, Err("every command: a prefix rule names a program")))
             }
@@ -346,7 +263,13 @@ mod tests {
 
     #[test]
     fn prefixes() {
-        let p = |t: &str, l| prefix_of(&rule(t, l));
+        let p = |t: &str, l| {
+            let r = rule(t, l);
+            match &r.target {
+                Target::Command(pattern) => prefix_of(&r, pattern),
+                other => panic!("{t} is not a command pattern: {other:?}"),
+            }
+        };
         assert_eq!(
             p("Bash(git diff *)", RuleList::Allow),
             Ok(vec!["git".into(), "diff".into()])

@@ -151,11 +151,12 @@ impl Rule {
 /// A command pattern: tokens matched against a command's words.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandPattern {
-    tokens: Vec<Token>,
+    tokens: Vec<PatternWord>,
 }
 
+/// One word of a command pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
+pub enum PatternWord {
     /// A word that must be equal.
     Literal(String),
     /// A word with `*` in it (`test*`): a glob within one word.
@@ -174,6 +175,11 @@ pub enum Dynamics {
 }
 
 impl CommandPattern {
+    /// The pattern's words, as parsed (quotes removed, `:*` read as ` *`).
+    pub fn words(&self) -> &[PatternWord] {
+        &self.tokens
+    }
+
     /// Parses `git diff *`, legacy `npm run test:*`, quoted words (`echo "a b"`).
     pub fn parse(text: &str) -> Result<CommandPattern, String> {
         let text = text.trim();
@@ -247,7 +253,7 @@ impl CommandPattern {
         if tokens.is_empty() {
             return Err("the command pattern is empty".into());
         }
-        if tokens[0] == Token::Any {
+        if tokens[0] == PatternWord::Any {
             return Err(
                 "a command pattern starts with the program (`Bash(*)` alone means every command)"
                     .into(),
@@ -258,13 +264,13 @@ impl CommandPattern {
 
     /// Unquoted `*` is stored as NUL (a character no shell word holds) so that
     /// a quoted `"*"` stays literal.
-    fn token(word: String, has_glob: bool) -> Token {
+    fn token(word: String, has_glob: bool) -> PatternWord {
         if word == "\u{0}" {
-            Token::Any
+            PatternWord::Any
         } else if has_glob {
-            Token::Glob(word)
+            PatternWord::Glob(word)
         } else {
-            Token::Literal(word)
+            PatternWord::Literal(word)
         }
     }
 
@@ -272,7 +278,7 @@ impl CommandPattern {
     /// which only a rule naming them literally may allow).
     pub fn literal_words(&self) -> impl Iterator<Item = &str> {
         self.tokens.iter().filter_map(|t| match t {
-            Token::Literal(w) => Some(w.as_str()),
+            PatternWord::Literal(w) => Some(w.as_str()),
             _ => None,
         })
     }
@@ -286,16 +292,16 @@ impl CommandPattern {
             return false;
         }
         let program_ok = match first {
-            Token::Literal(p) => program_matches(p, &cmd.program),
-            Token::Glob(g) => {
+            PatternWord::Literal(p) => program_matches(p, &cmd.program),
+            PatternWord::Glob(g) => {
                 glob_word(g, &cmd.program) || glob_word(g, knowledge_name(&cmd.program))
             }
-            Token::Any => true,
+            PatternWord::Any => true,
         };
         if !program_ok {
             return false;
         }
-        if rest.is_empty() && matches!(first, Token::Glob(g) if g.ends_with('\u{0}')) {
+        if rest.is_empty() && matches!(first, PatternWord::Glob(g) if g.ends_with('\u{0}')) {
             // `Bash(ls*)`: the program glob runs on over the arguments.
             return dynamics == Dynamics::Possibly || cmd.dynamic_words.is_empty();
         }
@@ -320,12 +326,12 @@ fn program_matches(rule: &str, program: &str) -> bool {
     rule == program || (!rule.contains('/') && knowledge_name(program) == rule)
 }
 
-fn match_tokens(tokens: &[Token], words: &[(&str, bool)], d: Dynamics) -> bool {
+fn match_tokens(tokens: &[PatternWord], words: &[(&str, bool)], d: Dynamics) -> bool {
     let Some((tok, rest)) = tokens.split_first() else {
         return words.is_empty();
     };
     match tok {
-        Token::Any => {
+        PatternWord::Any => {
             if rest.is_empty() {
                 // Trailing `*`: zero or more words; dynamic ones only where allowed.
                 return d == Dynamics::Possibly || words.iter().all(|(_, dynamic)| !dynamic);
@@ -335,7 +341,7 @@ fn match_tokens(tokens: &[Token], words: &[(&str, bool)], d: Dynamics) -> bool {
                 covered_ok && match_tokens(rest, &words[n..], d)
             })
         }
-        Token::Literal(lit) => match words.split_first() {
+        PatternWord::Literal(lit) => match words.split_first() {
             Some(((w, dynamic), more)) => {
                 let ok = if *dynamic {
                     d == Dynamics::Possibly
@@ -346,7 +352,7 @@ fn match_tokens(tokens: &[Token], words: &[(&str, bool)], d: Dynamics) -> bool {
             }
             None => false,
         },
-        Token::Glob(g) => match words.split_first() {
+        PatternWord::Glob(g) => match words.split_first() {
             Some(((w, dynamic), more)) => {
                 let ok = if *dynamic {
                     d == Dynamics::Possibly
