@@ -117,64 +117,19 @@ fn own_binary() -> Result<PathBuf> {
     std::fs::canonicalize(&exe).with_context(|| format!("resolving {}", exe.display()))
 }
 
-/// Splits a command line into words the way `sh` would for plain words and
-/// quotes (no expansions); `None` when the quoting is unbalanced.
+/// The words of a hook command's first simple command, quotes removed (a
+/// word bash would expand stays as written); `None` when it has no command
+/// or does not parse.
 fn shell_words(s: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => match chars.next()? {
-                            ch @ ('"' | '\\' | '$' | '`') => cur.push(ch),
-                            '\n' => {}
-                            ch => {
-                                cur.push('\\');
-                                cur.push(ch);
-                            }
-                        },
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next()? {
-                    '\n' => {}
-                    ch => cur.push(ch),
-                }
-            }
-            _ => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
+    let analysis = portcullis_shell::analyze(s);
+    if analysis
+        .opaque
+        .iter()
+        .any(|o| o.reason == portcullis_shell::OpaqueReason::ParseError)
+    {
+        return None;
     }
-    if in_word {
-        words.push(cur);
-    }
-    Some(words)
+    analysis.commands.into_iter().next().map(|c| c.words)
 }
 
 /// The hook command `install` writes for an agent.
