@@ -127,21 +127,7 @@ impl Store {
         .map_err(sqlite("open the database"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(sqlite("set the busy timeout"))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(sqlite("read the journal mode"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            let mode: String = conn
-                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-                .map_err(sqlite("switch to WAL mode"))?;
-            if !mode.eq_ignore_ascii_case("wal") {
-                return Err(StoreError::Corrupt {
-                    path,
-                    what: "journal mode".into(),
-                    why: format!("SQLite kept journal mode `{mode}` instead of `wal`"),
-                });
-            }
-        }
+        ensure_wal(&conn, &path)?;
         // A small WAL: each process that opens the store rebuilds its index by
         // reading the WAL, so checkpoint early (every 200 pages) to keep opens cheap.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 200;")
@@ -316,5 +302,49 @@ fn create_db_file(path: &Path) -> Result<()> {
             Ok(())
         }
         Err(e) => Err(io("create the database file")(e)),
+    }
+}
+
+/// Puts a fresh database in WAL mode (WAL is persistent: later opens find it).
+///
+/// Several hook processes may open a brand-new store at once. SQLite answers
+/// a journal-mode switch that races another connection with `SQLITE_BUSY`
+/// straight away, without consulting the busy handler (waiting could
+/// deadlock), so the race is retried here until [`BUSY_TIMEOUT`].
+fn ensure_wal(conn: &Connection, path: &Path) -> Result<()> {
+    // Reading the mode is cheap; the switch takes a write lock.
+    if let Ok(mode) = conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+        && mode.eq_ignore_ascii_case("wal")
+    {
+        return Ok(());
+    }
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let attempt = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0));
+        match attempt {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(StoreError::Corrupt {
+                    path: path.to_owned(),
+                    what: "journal mode".into(),
+                    why: format!("SQLite kept journal mode `{mode}` instead of `wal`"),
+                });
+            }
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(source) => {
+                return Err(StoreError::Sqlite {
+                    path: path.to_owned(),
+                    what: "switch to WAL mode",
+                    source,
+                });
+            }
+        }
     }
 }

@@ -259,3 +259,65 @@ fn wal_stays_bounded_across_many_short_lived_opens() {
     assert_eq!(store.audit_all().unwrap().len(), 400);
     assert!(store.verify_audit().unwrap().is_intact());
 }
+
+const OPEN_WORKER: &str = "PORTCULLIS_STORE_TEST_OPEN_WORKER";
+
+/// Run by `concurrent_first_opens_all_succeed`: `OPEN_WORKER` = `<data dir>\t<index>`.
+#[test]
+fn open_worker() {
+    let Ok(spec) = std::env::var(OPEN_WORKER) else {
+        return;
+    };
+    let (dir, index) = spec.split_once('\t').unwrap();
+    let index: usize = index.parse().unwrap();
+    let go = std::path::Path::new(dir).with_file_name("go");
+    while !go.exists() {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let store = Store::open(std::path::Path::new(dir)).unwrap();
+    // Readers and writers mixed, as hooks and `requests list` are.
+    if index % 2 == 0 {
+        store
+            .register_session(&main_session(&format!("s{index}")))
+            .unwrap();
+    } else {
+        store.requests(true).unwrap();
+    }
+}
+
+/// Hooks are separate processes: the first tool calls after an install open a
+/// store that does not exist yet from several processes at once. Every open
+/// must succeed. (SQLite answers a racing journal-mode switch with "database is
+/// locked" at once, without its busy handler; the store must wait instead.)
+/// Processes, not threads: the race needs separate POSIX lock owners.
+#[test]
+fn concurrent_first_opens_all_succeed() {
+    const OPENERS: usize = 6;
+    let exe = std::env::current_exe().unwrap();
+    for round in 0..40 {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        let children: Vec<_> = (0..OPENERS)
+            .map(|i| {
+                Command::new(&exe)
+                    .args(["--exact", "open_worker", "--test-threads=1"])
+                    .env(OPEN_WORKER, format!("{}\t{i}", data.display()))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // All started, then released together.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(tmp.path().join("go"), "").unwrap();
+        for (i, child) in children.into_iter().enumerate() {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}, opener {i}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
