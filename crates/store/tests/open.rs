@@ -276,7 +276,7 @@ fn open_worker() {
     }
     let store = Store::open(std::path::Path::new(dir)).unwrap();
     // Readers and writers mixed, as hooks and `requests list` are.
-    if index % 2 == 0 {
+    if index.is_multiple_of(2) {
         store
             .register_session(&main_session(&format!("s{index}")))
             .unwrap();
