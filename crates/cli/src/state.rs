@@ -138,15 +138,9 @@ pub fn sessions(cmd: &SessionsCmd) -> Result<ExitCode> {
         }
         SessionsCmd::Revoke { id, store } => {
             let s = store.open()?;
-            if !s.revoke_session(id)? {
+            if !portcullis_engine::actions::revoke_session(&s, id, &approver(), now())? {
                 bail!("no active session {id}");
             }
-            record(
-                &s,
-                "revoke",
-                Some(id),
-                serde_json::json!({"session": id, "by": approver()}),
-            )?;
             print(store, &serde_json::json!({"revoked": id}), || {
                 format!("revoked session {id}\n")
             })?;
@@ -253,12 +247,7 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                 approver: approver(),
                 request: None,
             })?;
-            record(
-                &s,
-                "approval",
-                g.session.as_deref(),
-                serde_json::json!({"grant": g.id, "by": g.approver}),
-            )?;
+            portcullis_engine::actions::record_grant(&s, &g, now())?;
             print(store, &g, || format!("grant #{} added\n", g.id))?;
         }
         GrantsCmd::List { store } => {
@@ -279,15 +268,9 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
         }
         GrantsCmd::Revoke { id, store } => {
             let s = store.open()?;
-            if !s.revoke_grant(*id, now())? {
+            if !portcullis_engine::actions::revoke_grant(&s, *id, &approver(), now())? {
                 bail!("no active grant #{id}");
             }
-            record(
-                &s,
-                "revoke",
-                None,
-                serde_json::json!({"grant": id, "by": approver()}),
-            )?;
             print(store, &serde_json::json!({"revoked": id}), || {
                 format!("revoked grant #{id}\n")
             })?;
@@ -309,25 +292,6 @@ fn target_text(t: &GrantTarget) -> String {
 }
 
 /// Records a person's act from the command line in the audit log.
-fn record(
-    store: &Store,
-    kind: &str,
-    session: Option<&str>,
-    detail: serde_json::Value,
-) -> Result<()> {
-    store.append_audit(
-        &portcullis_store::AuditEvent {
-            kind: kind.into(),
-            session: session.map(str::to_string),
-            tool: None,
-            verdict: None,
-            detail,
-        },
-        now(),
-    )?;
-    Ok(())
-}
-
 /// Who approves from this command line.
 fn approver() -> String {
     std::env::var("USER")
@@ -384,23 +348,9 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                 "deny" => Resolution::Deny,
                 other => bail!("--scope {other}: expected once, session, device or deny"),
             };
-            let kind = if how == Resolution::Deny {
-                "denial"
-            } else {
-                "approval"
-            };
             let s = store.open()?;
-            let (r, g) = s.resolve_request(*id, how, &approver(), now())?;
-            s.append_audit(
-                &portcullis_store::AuditEvent {
-                    kind: kind.into(),
-                    session: Some(r.session.clone()),
-                    tool: Some(r.tool.clone()),
-                    verdict: None,
-                    detail: serde_json::json!({"request": r.id, "grant": g.as_ref().map(|g| g.id), "scope": scope}),
-                },
-                now(),
-            )?;
+            let (r, g) =
+                portcullis_engine::actions::resolve_request(&s, *id, how, &approver(), now())?;
             print(
                 store,
                 &serde_json::json!({"request": r, "grant": g}),

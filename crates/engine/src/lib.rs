@@ -7,6 +7,7 @@
 //! request a person can approve. What it is not: a front door (it speaks no
 //! agent's wire format) or a policy (the rules live in `portcullis-policy`).
 
+pub mod actions;
 mod grants;
 mod session;
 
@@ -105,11 +106,23 @@ impl<F: PathFacts> Engine<F> {
         ctx: &CallContext,
         now: i64,
     ) -> Result<Outcome, EngineError> {
+        self.decide_under(&self.policy, call, ctx, now)
+    }
+
+    /// Decides a call under `policy` instead of the engine's own: a server
+    /// serves calls from many projects, each with its own configuration.
+    pub fn decide_under(
+        &self,
+        policy: &Policy,
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome, EngineError> {
         let session_id = resolve_session(&ctx.sources)?;
         let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
         let mut decision = match &self.skill {
-            Some(skill) => decide_with_skill(call, &self.policy, &self.facts, skill),
-            None => decide(call, &self.policy, &self.facts),
+            Some(skill) => decide_with_skill(call, policy, &self.facts, skill),
+            None => decide(call, policy, &self.facts),
         };
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {

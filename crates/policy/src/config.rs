@@ -128,6 +128,15 @@ pub struct Layer {
     pub workspace: WorkspaceConfig,
     pub tools: Vec<ToolManifest>,
     pub agents: std::collections::BTreeMap<String, AgentSettings>,
+    /// `[server] addr`: where `portcullis serve` listens.
+    pub server_addr: Option<String>,
+}
+
+/// `[server]`: the approval server.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerToml {
+    addr: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +155,8 @@ struct FileToml {
     tools: Vec<ToolToml>,
     #[serde(default)]
     agents: std::collections::BTreeMap<String, AgentSettings>,
+    #[serde(default)]
+    server: ServerToml,
 }
 
 #[derive(Default, Deserialize)]
@@ -241,6 +252,7 @@ impl Layer {
             workspace: parsed.workspace,
             tools,
             agents: parsed.agents,
+            server_addr: parsed.server.addr,
         })
     }
 
@@ -293,6 +305,7 @@ impl Layer {
             workspace: WorkspaceConfig::default(),
             tools: Vec::new(),
             agents: Default::default(),
+            server_addr: None,
         })
     }
 }
@@ -310,6 +323,19 @@ pub struct Policy {
     pub table: ToolTable,
     /// Per-agent settings, merged: a higher layer's value wins key by key.
     pub agents: std::collections::BTreeMap<String, AgentSettings>,
+    /// Where `portcullis serve` listens (`[server] addr`). Tool calls that
+    /// reach this port are denied: the agent must not approve itself.
+    pub server_addr: String,
+}
+
+/// The approval server's default address.
+pub const DEFAULT_SERVER_ADDR: &str = "127.0.0.1:7878";
+
+impl Policy {
+    /// The approval server's port, from [`Policy::server_addr`].
+    pub fn server_port(&self) -> Option<u16> {
+        self.server_addr.rsplit_once(':')?.1.parse().ok()
+    }
 }
 
 impl Default for Policy {
@@ -322,6 +348,7 @@ impl Default for Policy {
             tools: Vec::new(),
             table: claude_code_table(),
             agents: Default::default(),
+            server_addr: DEFAULT_SERVER_ADDR.to_string(),
         }
     }
 }
@@ -355,6 +382,9 @@ impl Policy {
                 let e = p.agents.entry(name.clone()).or_default();
                 e.on_ask = a.on_ask.or(e.on_ask);
                 e.hold_timeout_secs = a.hold_timeout_secs.or(e.hold_timeout_secs);
+            }
+            if let Some(addr) = &l.server_addr {
+                p.server_addr = addr.clone();
             }
         }
         if let Some(m) = managed_mode {

@@ -84,6 +84,18 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
             judgements.push(rule_reason(rule, None, "the tool itself"));
         }
     }
+    // The approval server is off limits, whatever the rules say.
+    if let Some(port) = policy.server_port()
+        && let Some(why) = crate::approval_api::reaches(&call.input, &derived.items, port)
+    {
+        judgements.push(Reason {
+            code: "approval-api".into(),
+            message: format!("the agent may not call the approval server: {why}"),
+            rule: None,
+            effect: None,
+            verdict: Verdict::Deny,
+        });
+    }
     // Commands first: code and network effects depend on how they were allowed.
     let order: Vec<usize> = (0..derived.items.len())
         .filter(|i| matches!(derived.items[*i], Effect::Exec { .. }))

@@ -9,6 +9,7 @@
 //! (grants and sessions belong to the store), and knows no tool by name outside
 //! the tool tables in [`tables`].
 
+pub mod approval_api;
 pub mod config;
 pub mod decide;
 pub mod effects;

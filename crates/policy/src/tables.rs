@@ -426,6 +426,10 @@ pub const READ_ONLY_GIT: &[&str] = &[
 /// project's own tasks: an allow rule for the command covers them. Anything
 /// else that runs code (`npx pkg`, `pip install`, `git -c core.pager=…`) is
 /// covered only by a rule that names the code-running word literally.
+/// Network clients that take the port as an argument of its own (`nc host
+/// PORT`): naming the approval server's port to them reaches it.
+pub const PORT_ARGUMENT_CLIENTS: &[&str] = &["nc", "ncat", "netcat", "telnet", "openssl"];
+
 pub const PROJECT_TASKS: &[(&str, &[&str])] = &[
     ("make", &["*"]),
     ("gmake", &["*"]),

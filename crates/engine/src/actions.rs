@@ -1,0 +1,94 @@
+//! What a person does, as opposed to what an agent asks: resolve a permission
+//! request, revoke a grant or a session. Every front door (CLI, HTTP, UI) goes
+//! through these, so each action is audited the same way wherever it came from.
+
+use portcullis_store::{AuditEvent, Grant, Request, Resolution, Store, StoreError};
+
+/// Resolves a pending request and records who did it. `approver` names the
+/// person and the front door (`cli:alice`, `ui`).
+pub fn resolve_request(
+    store: &Store,
+    id: i64,
+    how: Resolution,
+    approver: &str,
+    now: i64,
+) -> Result<(Request, Option<Grant>), StoreError> {
+    let (request, grant) = store.resolve_request(id, how, approver, now)?;
+    store.append_audit(
+        &AuditEvent {
+            kind: if grant.is_some() { "approval" } else { "denial" }.into(),
+            session: Some(request.session.clone()),
+            tool: Some(request.tool.clone()),
+            verdict: None,
+            detail: serde_json::json!({
+                "request": request.id,
+                "grant": grant.as_ref().map(|g| g.id),
+                "scope": how.as_str(),
+                "by": approver,
+            }),
+        },
+        now,
+    )?;
+    Ok((request, grant))
+}
+
+/// Revokes an active grant; `false` when there was none to revoke.
+pub fn revoke_grant(store: &Store, id: i64, by: &str, now: i64) -> Result<bool, StoreError> {
+    let revoked = store.revoke_grant(id, now)?;
+    if revoked {
+        record(
+            store,
+            "revoke",
+            None,
+            serde_json::json!({"grant": id, "by": by}),
+            now,
+        )?;
+    }
+    Ok(revoked)
+}
+
+/// Records a grant a person made directly (not from a request).
+pub fn record_grant(store: &Store, grant: &Grant, now: i64) -> Result<(), StoreError> {
+    record(
+        store,
+        "approval",
+        grant.session.as_deref(),
+        serde_json::json!({"grant": grant.id, "by": grant.approver}),
+        now,
+    )
+}
+
+/// Revokes a session; `false` when it was not active.
+pub fn revoke_session(store: &Store, id: &str, by: &str, now: i64) -> Result<bool, StoreError> {
+    let revoked = store.revoke_session_at(id, now)?;
+    if revoked {
+        record(
+            store,
+            "revoke",
+            Some(id),
+            serde_json::json!({"session": id, "by": by}),
+            now,
+        )?;
+    }
+    Ok(revoked)
+}
+
+fn record(
+    store: &Store,
+    kind: &str,
+    session: Option<&str>,
+    detail: serde_json::Value,
+    now: i64,
+) -> Result<(), StoreError> {
+    store.append_audit(
+        &AuditEvent {
+            kind: kind.into(),
+            session: session.map(str::to_string),
+            tool: None,
+            verdict: None,
+            detail,
+        },
+        now,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! The approval API is off limits to tool calls.
+//!
+//! `portcullis serve` is where a person approves requests; an agent that could
+//! call it could approve itself. The server refuses callers without the UI
+//! token, and — defence in depth — the policy denies any tool call that names
+//! the server's port. The check is deliberately broad: a false positive costs
+//! one denied call that mentions the port; a miss costs the whole model.
+
+use serde_json::Value;
+
+use crate::effects::Effect;
+use crate::tables::PORT_ARGUMENT_CLIENTS;
+
+/// Why the call reaches the approval API at `port`, or `None`.
+///
+/// Denied: any string of the input holding `:PORT` (a URL, `socat
+/// TCP:host:PORT`) or `/dev/tcp/HOST/PORT`; a client that takes the port as
+/// its own argument (`nc localhost PORT`); and any mention of `PORT` as a
+/// number when the call also has a network or code effect (`P=PORT; curl
+/// localhost:$P`, `python -c …`).
+pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
+    let port_text = port.to_string();
+    let mut strings = Vec::new();
+    collect_strings(input, &mut strings);
+    let connects = effects
+        .iter()
+        .any(|e| matches!(e, Effect::Network { .. } | Effect::Code { .. }));
+    for s in &strings {
+        for (at, _) in s.match_indices(&port_text) {
+            let before = s[..at].chars().next_back();
+            let after = s[at + port_text.len()..].chars().next();
+            if after.is_some_and(|c| c.is_ascii_digit()) || before.is_some_and(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            if before == Some(':') || s[..at].ends_with('/') && s[..at].contains("/dev/tcp/") {
+                return Some(format!("it addresses port {port}, the portcullis approval API"));
+            }
+            if connects {
+                return Some(format!(
+                    "it names port {port} (the portcullis approval API) and connects to the network or runs code"
+                ));
+            }
+        }
+    }
+    for e in effects {
+        if let Effect::Exec { command, .. } = e
+            && PORT_ARGUMENT_CLIENTS.contains(&command.program.rsplit('/').next().unwrap_or(""))
+            && command.words.iter().skip(1).any(|w| *w == port_text)
+        {
+            return Some(format!(
+                "`{}` connects to port {port}, the portcullis approval API",
+                command.program
+            ));
+        }
+    }
+    None
+}
+
+fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(o) => o.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn network() -> Vec<Effect> {
+        vec![Effect::Network {
+            program: Some("curl".into()),
+            host: None,
+        }]
+    }
+
+    #[test]
+    fn urls_and_dev_tcp_name_the_port() {
+        for text in [
+            "curl -X POST http://127.0.0.1:7878/v1/requests/1/resolve",
+            "wget -qO- localhost:7878/v1/grants",
+            "socat - TCP:[::1]:7878",
+            "exec 3<>/dev/tcp/127.0.0.1/7878",
+        ] {
+            assert!(reaches(&json!({"command": text}), &[], 7878).is_some(), "{text}");
+        }
+        assert!(reaches(&json!({"url": "http://localhost:7878/"}), &[], 7878).is_some());
+        assert!(reaches(&json!({"args": {"deep": ["x", "h:7878"]}}), &[], 7878).is_some());
+    }
+
+    #[test]
+    fn a_bare_port_counts_only_with_a_connection() {
+        let input = json!({"command": "P=7878; curl localhost:$P/v1/grants"});
+        assert!(reaches(&input, &network(), 7878).is_some());
+        assert!(reaches(&json!({"command": "echo 7878"}), &[], 7878).is_none());
+    }
+
+    #[test]
+    fn other_ports_and_longer_numbers_pass() {
+        for text in [
+            "curl http://localhost:3000/",
+            "curl http://localhost:78780/",
+            "curl http://localhost:17878/",
+            "seq 178789",
+        ] {
+            assert!(reaches(&json!({"command": text}), &network(), 7878).is_none(), "{text}");
+        }
+    }
+}
