@@ -106,14 +106,16 @@ impl<F: PathFacts> Engine<F> {
         ctx: &CallContext,
         now: i64,
     ) -> Result<Outcome, EngineError> {
-        self.decide_under(&self.policy, call, ctx, now)
+        self.decide_under(&self.policy, &self.facts, call, ctx, now)
     }
 
-    /// Decides a call under `policy` instead of the engine's own: a server
-    /// serves calls from many projects, each with its own configuration.
+    /// Decides a call under `policy` and `facts` instead of the engine's own:
+    /// a server serves calls from many projects, each with its own
+    /// configuration and workspace.
     pub fn decide_under(
         &self,
         policy: &Policy,
+        facts: &F,
         call: &ToolCall,
         ctx: &CallContext,
         now: i64,
@@ -121,8 +123,8 @@ impl<F: PathFacts> Engine<F> {
         let session_id = resolve_session(&ctx.sources)?;
         let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
         let mut decision = match &self.skill {
-            Some(skill) => decide_with_skill(call, policy, &self.facts, skill),
-            None => decide(call, policy, &self.facts),
+            Some(skill) => decide_with_skill(call, policy, facts, skill),
+            None => decide(call, policy, facts),
         };
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
@@ -130,7 +132,7 @@ impl<F: PathFacts> Engine<F> {
                 .store
                 .active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
             if let Some(used) =
-                grants::cover(&decision, &active, call, &self.facts, &self.store, now)?
+                grants::cover(&decision, &active, call, facts, &self.store, now)?
             {
                 grants_used = used;
                 let reasons: Vec<Reason> = grants_used
@@ -149,7 +151,7 @@ impl<F: PathFacts> Engine<F> {
         }
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let own = session_id.as_deref().expect("active implies a session");
-            match grants::request_for(&decision, call, own, &self.facts, &self.store)? {
+            match grants::request_for(&decision, call, own, facts, &self.store)? {
                 Some(r) => Some(self.store.raise_request(&r, now)?),
                 None => None,
             }

@@ -101,6 +101,31 @@ impl RawRow {
     }
 }
 
+/// The largest page [`Store::audit_query`] returns.
+pub const MAX_AUDIT_PAGE: usize = 500;
+
+/// Which audit rows to read: every field that is set must match.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditFilter {
+    pub session: Option<String>,
+    pub verdict: Option<String>,
+    pub tool: Option<String>,
+    pub kind: Option<String>,
+    /// Unix seconds, inclusive.
+    pub since: Option<i64>,
+    /// Unix seconds, inclusive.
+    pub until: Option<i64>,
+    /// Only rows with a smaller id (the cursor of the next page).
+    pub before: Option<i64>,
+    #[serde(default = "default_page")]
+    pub limit: usize,
+}
+
+fn default_page() -> usize {
+    100
+}
+
 impl Store {
     /// Append an event at `now`. Under the write lock (`BEGIN IMMEDIATE`):
     /// read the last row's hash and the next id, hash, insert — so appends
@@ -184,6 +209,26 @@ impl Store {
         let mut rows = self.audit_rows(&sql, [limit])?;
         rows.reverse();
         Ok(rows)
+    }
+
+    /// Rows matching `f`, newest first, at most `f.limit` (capped at
+    /// [`MAX_AUDIT_PAGE`]). Page on with `before = ` the last id returned.
+    pub fn audit_query(&self, f: &AuditFilter) -> Result<Vec<AuditRow>> {
+        let sql = format!(
+            "SELECT {AUDIT_COLS} FROM audit
+             WHERE (?1 IS NULL OR session = ?1) AND (?2 IS NULL OR verdict = ?2)
+               AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR kind = ?4)
+               AND (?5 IS NULL OR at >= ?5) AND (?6 IS NULL OR at <= ?6)
+               AND (?7 IS NULL OR id < ?7)
+             ORDER BY id DESC LIMIT ?8"
+        );
+        let limit = f.limit.clamp(1, MAX_AUDIT_PAGE) as i64;
+        self.audit_rows(
+            &sql,
+            params![
+                f.session, f.verdict, f.tool, f.kind, f.since, f.until, f.before, limit
+            ],
+        )
     }
 
     /// Every row, oldest first.

@@ -47,7 +47,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-pub use audit::{GENESIS_HASH, MAX_DETAIL_BYTES};
+pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
 pub use sessions::MAX_SESSION_ID;
 pub use types::{
@@ -161,6 +161,14 @@ impl Store {
                 .map_err(self.sql("checkpoint the WAL"))?;
         }
         Ok(())
+    }
+
+    /// A number that changes whenever another connection (another process,
+    /// or another `Store`) commits: cheap polling for "anything new?".
+    pub fn data_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(self.sql("read the data version"))
     }
 
     /// The database file.

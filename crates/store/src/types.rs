@@ -337,6 +337,15 @@ pub struct Grant {
     pub revoked_at: Option<i64>,
 }
 
+impl Grant {
+    /// Usable at `now`: not revoked, not consumed (once), not expired.
+    pub fn is_active(&self, now: i64) -> bool {
+        self.revoked_at.is_none()
+            && self.consumed_at.is_none()
+            && self.expires_at.is_none_or(|e| now < e)
+    }
+}
+
 /// A permission request to raise (DESIGN §5's structured permission-denied event).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewRequest {

@@ -1,0 +1,416 @@
+//! The JSON API under `/v1`. Handlers translate HTTP to engine and store
+//! calls and back; none of them decides anything.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use futures_util::Stream;
+use portcullis_engine::{CallContext, EngineError, SessionSources};
+use portcullis_policy::{Origin, ToolCall, ToolRef, Verdict};
+use portcullis_store::{AgentKind, AuditFilter, NewSession, Resolution, unix_now};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+type AppResult<T> = Result<T, ApiError>;
+type Shared = State<Arc<AppState>>;
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/decide", post(decide))
+        .route("/s/{session}/v1/decide", post(decide_in_session))
+        .route("/v1/sessions", post(register_session).get(list_sessions))
+        .route("/v1/requests", get(list_requests))
+        .route("/v1/requests/{id}/resolve", post(resolve_request))
+        .route("/v1/grants", get(list_grants))
+        .route("/v1/grants/{id}", delete(revoke_grant))
+        .route("/v1/audit", get(audit))
+        .route("/v1/audit/verify", get(audit_verify))
+        .route("/v1/events", get(events))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+}
+
+/// A JSON body whose rejections are [`ApiError`]s (a clear 4xx with a code).
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let Json(v) = Json::<T>::from_request(req, state).await?;
+        Ok(Body(v))
+    }
+}
+
+/// A query string whose rejections are [`ApiError`]s.
+pub struct Q<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequestParts<S> for Q<T> {
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        let Query(v) = Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Q(v))
+    }
+}
+
+// ----- decide ---------------------------------------------------------------
+
+/// A tool call, as `portcullis check --batch` reads it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecideBody {
+    tool: String,
+    #[serde(default)]
+    input: Value,
+    #[serde(default)]
+    origin: Origin,
+    #[serde(default)]
+    server: Option<String>,
+    /// The call's working directory: absolute.
+    cwd: String,
+    #[serde(default)]
+    session: Option<String>,
+}
+
+async fn decide(state: Shared, headers: HeaderMap, body: Body<DecideBody>) -> AppResult<Response> {
+    run_decide(&state, None, &headers, body.0)
+}
+
+async fn decide_in_session(
+    state: Shared,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+    body: Body<DecideBody>,
+) -> AppResult<Response> {
+    run_decide(&state, Some(session), &headers, body.0)
+}
+
+fn run_decide(
+    state: &AppState,
+    url_session: Option<String>,
+    headers: &HeaderMap,
+    body: DecideBody,
+) -> AppResult<Response> {
+    let started = Instant::now();
+    if !body.cwd.starts_with('/') {
+        return Err(ApiError::bad_request(
+            "bad-cwd",
+            format!("`cwd` must be an absolute path, not `{}`", body.cwd),
+        ));
+    }
+    let header_session = headers
+        .get("x-session-id")
+        .map(|v| {
+            v.to_str().map(str::to_string).map_err(|_| {
+                ApiError::bad_request("bad-header", "X-Session-ID is not visible ASCII")
+            })
+        })
+        .transpose()?;
+    let bearer = crate::auth::bearer(headers);
+    // The person's token stands for every session; else the bearer must be
+    // the session's own token for its grants to apply.
+    let admin = bearer.is_some_and(|b| state.auth.token_matches(b));
+    let ctx = CallContext {
+        sources: SessionSources {
+            url_path: url_session,
+            header: header_session,
+            body: body.session,
+            env: None,
+        },
+        token: bearer.map(str::to_string),
+        require_token: !admin,
+    };
+    let call = ToolCall {
+        tool: ToolRef {
+            name: body.tool,
+            origin: body.origin,
+            server: body.server,
+            manifest: None,
+        },
+        input: body.input,
+        cwd: body.cwd,
+    };
+    let judge = state.judge(&call.cwd);
+    let judge = match judge.as_ref() {
+        Ok(j) => j,
+        Err(why) => {
+            // Configuration that cannot be used: deny, and say why.
+            state.metrics.record(Some(Verdict::Deny), started.elapsed());
+            return Ok(Json(json!({
+                "decision": "deny",
+                "reasons": [{"code": "config-error", "message": format!("configuration error: {why}"), "verdict": "deny"}],
+                "effects": [],
+            }))
+            .into_response());
+        }
+    };
+    let outcome = state
+        .engine()
+        .decide_under(&judge.policy, &judge.facts, &call, &ctx, unix_now());
+    match outcome {
+        Ok(o) => {
+            state
+                .metrics
+                .record(Some(o.decision.decision), started.elapsed());
+            Ok(Json(o).into_response())
+        }
+        Err(EngineError::SessionConflict { sources }) => {
+            state.metrics.record(None, started.elapsed());
+            let list: Vec<Value> = sources
+                .iter()
+                .map(|(s, v)| json!({"source": s, "session": v}))
+                .collect();
+            let mut e = ApiError::new(
+                StatusCode::CONFLICT,
+                "session-conflict",
+                EngineError::SessionConflict { sources }.to_string(),
+            );
+            e.extra = Some(json!({"sources": list}));
+            Err(e)
+        }
+        Err(EngineError::Store(e)) => {
+            state.metrics.record(None, started.elapsed());
+            Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "engine-error",
+                format!("no decision could be made (treat as deny): {e}"),
+            ))
+        }
+    }
+}
+
+// ----- sessions -------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionBody {
+    id: String,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    workflow: Option<String>,
+    #[serde(default)]
+    ttl_secs: Option<i64>,
+}
+
+/// Registers a session and answers its token (shown once). The person may
+/// register any session; a session may register its own children, proving
+/// itself with its token.
+async fn register_session(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Body(b): Body<SessionBody>,
+) -> AppResult<Response> {
+    let kind = match &b.kind {
+        None => AgentKind::Main,
+        Some(k) => k
+            .parse()
+            .map_err(|e: portcullis_store::ParseError| ApiError::bad_request("bad-kind", e.to_string()))?,
+    };
+    let engine = state.engine();
+    if state.auth.admin(&method, &headers).is_err() {
+        let parent_proven = match (&b.parent, crate::auth::bearer(&headers)) {
+            (Some(p), Some(t)) => engine.store.verify_token(p, t)?,
+            _ => false,
+        };
+        if !parent_proven {
+            return Err(ApiError::unauthorized());
+        }
+    }
+    let registered = engine.store.register_session(&NewSession {
+        id: b.id,
+        agent: b.agent,
+        cwd: b.cwd,
+        parent: b.parent,
+        kind,
+        workflow: b.workflow,
+        ttl_secs: b.ttl_secs,
+    })?;
+    Ok((StatusCode::CREATED, Json(registered)).into_response())
+}
+
+async fn list_sessions(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    let list = state.engine().store.sessions()?;
+    Ok(Json(list).into_response())
+}
+
+// ----- requests and grants --------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    all: bool,
+}
+
+async fn list_requests(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Q(q): Q<ListQuery>,
+) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    let list = state.engine().store.requests(!q.all)?;
+    Ok(Json(list).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveBody {
+    /// once, session, device or deny.
+    pub scope: String,
+}
+
+pub fn parse_resolution(scope: &str) -> AppResult<Resolution> {
+    match scope {
+        "once" => Ok(Resolution::Once),
+        "session" => Ok(Resolution::Session),
+        "device" => Ok(Resolution::Device),
+        "deny" => Ok(Resolution::Deny),
+        other => Err(ApiError::bad_request(
+            "bad-scope",
+            format!("scope `{other}`: expected once, session, device or deny"),
+        )),
+    }
+}
+
+async fn resolve_request(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Body(b): Body<ResolveBody>,
+) -> AppResult<Response> {
+    let login = state.auth.admin(&method, &headers)?;
+    let how = parse_resolution(&b.scope)?;
+    let approver = match login {
+        crate::auth::Login::Bearer => "api",
+        crate::auth::Login::Cookie => "ui",
+    };
+    let (request, grant) = portcullis_engine::actions::resolve_request(
+        &state.engine().store,
+        id,
+        how,
+        approver,
+        unix_now(),
+    )?;
+    Ok(Json(json!({"request": request, "grant": grant})).into_response())
+}
+
+async fn list_grants(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Q(q): Q<ListQuery>,
+) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    let now = unix_now();
+    let list: Vec<_> = state
+        .engine()
+        .store
+        .grants()?
+        .into_iter()
+        .filter(|g| q.all || g.is_active(now))
+        .collect();
+    Ok(Json(list).into_response())
+}
+
+async fn revoke_grant(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> AppResult<Response> {
+    let login = state.auth.admin(&method, &headers)?;
+    let by = match login {
+        crate::auth::Login::Bearer => "api",
+        crate::auth::Login::Cookie => "ui",
+    };
+    if !portcullis_engine::actions::revoke_grant(&state.engine().store, id, by, unix_now())? {
+        return Err(ApiError::not_found(format!("no active grant #{id}")));
+    }
+    Ok(Json(json!({"revoked": id})).into_response())
+}
+
+// ----- audit ----------------------------------------------------------------
+
+async fn audit(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Q(filter): Q<AuditFilter>,
+) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    let rows = state.engine().store.audit_query(&filter)?;
+    let page = filter.limit.clamp(1, portcullis_store::MAX_AUDIT_PAGE);
+    let next = (rows.len() == page).then(|| rows.last().map(|r| r.id)).flatten();
+    Ok(Json(json!({"rows": rows, "next_before": next})).into_response())
+}
+
+async fn audit_verify(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    let check = state.engine().store.verify_audit()?;
+    Ok(Json(check).into_response())
+}
+
+// ----- live events, health, metrics -------------------------------------------
+
+async fn events(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+) -> AppResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    state.auth.admin(&method, &headers)?;
+    let rx = state.events.subscribe();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => {
+                    let event = Event::default()
+                        .event(ev.kind)
+                        .json_data(&ev.data)
+                        .unwrap_or_else(|_| Event::default().event(ev.kind));
+                    return Some((Ok(event), rx));
+                }
+                // A slow client missed events: tell it to reload everything.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    return Some((Ok(Event::default().event("resync").data("{}")), rx));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+async fn healthz() -> Response {
+    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
+}
+
+async fn metrics(state: Shared) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}

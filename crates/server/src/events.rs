@@ -1,0 +1,131 @@
+//! Live events: what changed in the store, for the UI's Server-Sent Events.
+//!
+//! Hooks are separate processes that write to the store directly, so the
+//! server cannot learn of new requests by being told: a watcher thread with
+//! its own connection polls SQLite's `data_version` (a counter bumped by
+//! every other connection's commit — one cheap PRAGMA) and, when it moved,
+//! diffs pending requests and active grants against what it saw last.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use portcullis_store::{Request, Store};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::metrics::Metrics;
+
+/// How often the watcher looks at the store.
+pub const POLL: Duration = Duration::from_millis(150);
+
+/// One event of `GET /v1/events`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerEvent {
+    /// `request-new`, `request-updated`, `request-resolved`, `grant-added`, `grant-ended` (revoked, used up or expired).
+    pub kind: &'static str,
+    pub data: Value,
+}
+
+#[derive(Default)]
+struct Seen {
+    /// Pending request id → how many times it was raised.
+    pending: BTreeMap<i64, i64>,
+    grants: BTreeSet<i64>,
+}
+
+/// Stops the watcher thread when dropped.
+pub struct Watcher {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+    }
+}
+
+/// Starts the watcher thread.
+pub fn watch(
+    data_dir: PathBuf,
+    events: broadcast::Sender<ServerEvent>,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<Watcher> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    let store = Store::open(&data_dir).map_err(std::io::Error::other)?;
+    let mut seen = Seen::default();
+    // The first look fills `seen` without announcing what was already there.
+    look(&store, &mut seen, None, &metrics);
+    std::thread::Builder::new()
+        .name("portcullis-watch".into())
+        .spawn(move || {
+            let mut version = store.data_version().ok();
+            while !stopped.load(Relaxed) {
+                std::thread::sleep(POLL);
+                let now = store.data_version().ok();
+                if now.is_some() && now == version {
+                    continue;
+                }
+                version = now;
+                look(&store, &mut seen, Some(&events), &metrics);
+            }
+        })?;
+    Ok(Watcher { stop })
+}
+
+fn look(
+    store: &Store,
+    seen: &mut Seen,
+    events: Option<&broadcast::Sender<ServerEvent>>,
+    metrics: &Metrics,
+) {
+    let send = |kind, data| {
+        if let Some(tx) = events {
+            // No subscriber is fine: nobody has the UI open.
+            let _ = tx.send(ServerEvent { kind, data });
+        }
+    };
+    let Ok(pending) = store.requests(true) else {
+        return;
+    };
+    metrics.pending.store(pending.len() as u64, Relaxed);
+    let mut now_pending = BTreeMap::new();
+    for r in &pending {
+        match seen.pending.get(&r.id) {
+            None => send("request-new", request_json(r)),
+            Some(count) if *count != r.count => send("request-updated", request_json(r)),
+            Some(_) => {}
+        }
+        now_pending.insert(r.id, r.count);
+    }
+    for id in seen.pending.keys().filter(|id| !now_pending.contains_key(id)) {
+        if let Ok(Some(r)) = store.request(*id) {
+            send("request-resolved", request_json(&r));
+        }
+    }
+    seen.pending = now_pending;
+    let now = portcullis_store::unix_now();
+    if let Ok(grants) = store.grants() {
+        let active: BTreeSet<i64> = grants
+            .iter()
+            .filter(|g| g.is_active(now))
+            .map(|g| g.id)
+            .collect();
+        for g in grants.iter().filter(|g| active.contains(&g.id) && !seen.grants.contains(&g.id)) {
+            send("grant-added", serde_json::to_value(g).unwrap_or(Value::Null));
+        }
+        for id in seen.grants.difference(&active) {
+            send("grant-ended", json!({"id": id}));
+        }
+        seen.grants = active;
+    }
+}
+
+fn request_json(r: &Request) -> Value {
+    serde_json::to_value(r).unwrap_or(Value::Null)
+}

@@ -1,0 +1,213 @@
+//! `portcullis serve`: the HTTP API, live events and the approval UI.
+//!
+//! This crate is a front door: it translates HTTP to calls of the one engine
+//! (`portcullis-engine`) and the engine's answers to JSON and HTML. It decides
+//! nothing itself, and it reads no configuration files: the binary hands it a
+//! [`PolicySource`]. What it adds is the local security of the approval
+//! surface ([`auth`]) and live notifications ([`events`]).
+//!
+//! Layout: [`api`] (JSON handlers), [`ui`] (server-rendered pages, assets
+//! embedded), [`auth`] (Host/Origin checks, login token, CSRF), [`events`]
+//! (the store watcher behind Server-Sent Events), [`metrics`] (Prometheus).
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod metrics;
+pub mod ui;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use portcullis_engine::Engine;
+use portcullis_paths::{Environment, FsPaths, Scopes};
+use portcullis_policy::Policy;
+use portcullis_store::Store;
+use tokio::sync::broadcast;
+
+use crate::auth::{Auth, Hosts};
+use crate::events::{ServerEvent, Watcher};
+use crate::metrics::Metrics;
+
+/// The largest request body accepted (a tool call with its input).
+pub const MAX_BODY: usize = 256 * 1024;
+
+/// How long a loaded configuration is reused before it is read again.
+pub const POLICY_TTL: Duration = Duration::from_secs(2);
+
+/// Where the policy for a call made in a working directory comes from (the
+/// binary reads the configuration layers; this crate reads no files).
+pub trait PolicySource: Send + Sync + 'static {
+    /// The merged policy for calls made in `cwd`, or why there is none (a
+    /// configuration error: every call from there is denied).
+    fn policy_for(&self, cwd: &Path) -> Result<Policy, String>;
+}
+
+/// A fixed policy (tests, embedding).
+impl PolicySource for Policy {
+    fn policy_for(&self, _cwd: &Path) -> Result<Policy, String> {
+        Ok(self.clone())
+    }
+}
+
+/// A policy with the path facts built from its workspace settings.
+pub struct Judge {
+    pub policy: Policy,
+    pub facts: FsPaths,
+}
+
+type Cached = (Instant, Arc<Result<Judge, String>>);
+
+/// Policies by working directory, reloaded after [`POLICY_TTL`].
+struct PolicyCache {
+    source: Box<dyn PolicySource>,
+    env: Environment,
+    entries: Mutex<HashMap<String, Cached>>,
+}
+
+impl PolicyCache {
+    fn get(&self, cwd: &str) -> Arc<Result<Judge, String>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, judge)) = entries.get(cwd)
+            && at.elapsed() < POLICY_TTL
+        {
+            return Arc::clone(judge);
+        }
+        let judge = Arc::new(self.source.policy_for(Path::new(cwd)).map(|policy| {
+            let scopes = Scopes {
+                roots: policy.workspace.roots.clone(),
+                read_roots: policy.workspace.read_roots.clone(),
+                blocked: policy.workspace.blocked.clone(),
+                blocked_write: policy.workspace.blocked_write.clone(),
+            };
+            let facts = FsPaths::new(&scopes, &self.env);
+            Judge { policy, facts }
+        }));
+        if entries.len() > 1024 {
+            entries.clear();
+        }
+        entries.insert(cwd.to_string(), (Instant::now(), Arc::clone(&judge)));
+        judge
+    }
+}
+
+/// What a running server shares between requests.
+pub struct AppState {
+    engine: Mutex<Engine<FsPaths>>,
+    policies: PolicyCache,
+    pub auth: Auth,
+    pub hosts: Hosts,
+    pub events: broadcast::Sender<ServerEvent>,
+    pub metrics: Arc<Metrics>,
+    pub data_dir: PathBuf,
+    _watcher: Watcher,
+}
+
+impl AppState {
+    /// The engine (and its store). Held only for the length of one store
+    /// operation: SQLite work is short and serialised anyway.
+    pub fn engine(&self) -> MutexGuard<'_, Engine<FsPaths>> {
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn judge(&self, cwd: &str) -> Arc<Result<Judge, String>> {
+        self.policies.get(cwd)
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("opening the store in {}: {source}", dir.display())]
+    Store {
+        dir: PathBuf,
+        source: portcullis_store::StoreError,
+    },
+    #[error(transparent)]
+    Token(#[from] auth::TokenError),
+    #[error("starting the store watcher: {0}")]
+    Watcher(std::io::Error),
+}
+
+/// Everything a server needs.
+pub struct Options {
+    /// The address it is bound to (for the `Host` checks and the printed URL).
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+    pub policy: Box<dyn PolicySource>,
+    pub env: Environment,
+}
+
+/// The state of a server, plus whether its login token was just created.
+pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
+    let store = Store::open(&opts.data_dir).map_err(|source| StartError::Store {
+        dir: opts.data_dir.clone(),
+        source,
+    })?;
+    let (auth, created) = Auth::load_or_create(&opts.data_dir)?;
+    let default_facts = FsPaths::new(&Scopes::default(), &opts.env);
+    let engine = Engine::new(store, Policy::default(), default_facts);
+    let (events, _) = broadcast::channel(1024);
+    let metrics = Arc::new(Metrics::default());
+    let watcher = events::watch(opts.data_dir.clone(), events.clone(), Arc::clone(&metrics))
+        .map_err(StartError::Watcher)?;
+    let state = AppState {
+        engine: Mutex::new(engine),
+        policies: PolicyCache {
+            source: opts.policy,
+            env: opts.env,
+            entries: Mutex::new(HashMap::new()),
+        },
+        auth,
+        hosts: Hosts::for_addr(opts.addr),
+        events,
+        metrics,
+        data_dir: opts.data_dir,
+        _watcher: watcher,
+    };
+    Ok((Arc::new(state), created))
+}
+
+/// Every route: the API under `/v1`, the UI at the root.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .merge(api::routes())
+        .merge(ui::routes())
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), guard))
+        .with_state(state)
+}
+
+/// Host and Origin checks before any handler runs.
+async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if let Err(e) = auth::check_request(&state.hosts, req.method(), req.headers()) {
+        return e.into_response();
+    }
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    // Pages of the approval UI are never framed or sniffed, and never cached.
+    h.insert("x-frame-options", "DENY".parse().expect("static header"));
+    h.insert("x-content-type-options", "nosniff".parse().expect("static header"));
+    h.insert("referrer-policy", "no-referrer".parse().expect("static header"));
+    h.insert("cache-control", "no-store".parse().expect("static header"));
+    res
+}
+
+/// Serves on `listener` until the future completes (or forever).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,1 @@
+pub fn routes() -> axum::Router<std::sync::Arc<crate::AppState>> { axum::Router::new() }
