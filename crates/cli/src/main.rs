@@ -8,6 +8,7 @@ mod config_files;
 mod export;
 mod hook;
 mod install;
+mod serve;
 mod state;
 
 use std::process::ExitCode;
@@ -42,6 +43,8 @@ enum Commands {
     /// Write the configuration's Bash rules in an agent's own policy language.
     #[command(subcommand)]
     Export(export::ExportCmd),
+    /// Serve the HTTP API and the approval UI (prints the URL to open).
+    Serve(serve::ServeArgs),
     /// Sessions: register, list, revoke.
     #[command(subcommand)]
     Sessions(state::SessionsCmd),
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Commands::Install(args) => install::install(&args),
         Commands::Doctor(args) => install::doctor(&args),
         Commands::Export(cmd) => export::run(&cmd),
+        Commands::Serve(args) => serve::run(&args),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),
         Commands::Requests(cmd) => state::requests(&cmd),

@@ -16,7 +16,12 @@ pub fn resolve_request(
     let (request, grant) = store.resolve_request(id, how, approver, now)?;
     store.append_audit(
         &AuditEvent {
-            kind: if grant.is_some() { "approval" } else { "denial" }.into(),
+            kind: if grant.is_some() {
+                "approval"
+            } else {
+                "denial"
+            }
+            .into(),
             session: Some(request.session.clone()),
             tool: Some(request.tool.clone()),
             verdict: None,

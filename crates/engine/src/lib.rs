@@ -131,9 +131,7 @@ impl<F: PathFacts> Engine<F> {
             let active = self
                 .store
                 .active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
-            if let Some(used) =
-                grants::cover(&decision, &active, call, facts, &self.store, now)?
-            {
+            if let Some(used) = grants::cover(&decision, &active, call, facts, &self.store, now)? {
                 grants_used = used;
                 let reasons: Vec<Reason> = grants_used
                     .iter()

@@ -9,9 +9,10 @@
 use serde_json::Value;
 
 use crate::effects::Effect;
-use crate::tables::PORT_ARGUMENT_CLIENTS;
+use crate::tables::{PORT_ARGUMENT_CLIENTS, PORTCULLIS_AGENT_SUBCOMMANDS};
 
-/// Why the call reaches the approval API at `port`, or `None`.
+/// Why the call reaches the approval API at `port` (or runs portcullis'
+/// own state commands, which reach the same state), or `None`.
 ///
 /// Denied: any string of the input holding `:PORT` (a URL, `socat
 /// TCP:host:PORT`) or `/dev/tcp/HOST/PORT`; a client that takes the port as
@@ -29,11 +30,15 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         for (at, _) in s.match_indices(&port_text) {
             let before = s[..at].chars().next_back();
             let after = s[at + port_text.len()..].chars().next();
-            if after.is_some_and(|c| c.is_ascii_digit()) || before.is_some_and(|c| c.is_ascii_digit()) {
+            if after.is_some_and(|c| c.is_ascii_digit())
+                || before.is_some_and(|c| c.is_ascii_digit())
+            {
                 continue;
             }
             if before == Some(':') || s[..at].ends_with('/') && s[..at].contains("/dev/tcp/") {
-                return Some(format!("it addresses port {port}, the portcullis approval API"));
+                return Some(format!(
+                    "it addresses port {port}, the portcullis approval API"
+                ));
             }
             if connects {
                 return Some(format!(
@@ -43,6 +48,16 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         }
     }
     for e in effects {
+        if let Effect::Exec { command, .. } = e
+            && command.program.rsplit('/').next() == Some("portcullis")
+        {
+            let sub = command.words.get(1).map(String::as_str).unwrap_or("");
+            if !PORTCULLIS_AGENT_SUBCOMMANDS.contains(&sub) {
+                return Some(format!(
+                    "`portcullis {sub}` changes or reveals portcullis' own state (grants, requests, sessions, the login token)"
+                ));
+            }
+        }
         if let Effect::Exec { command, .. } = e
             && PORT_ARGUMENT_CLIENTS.contains(&command.program.rsplit('/').next().unwrap_or(""))
             && command.words.iter().skip(1).any(|w| *w == port_text)
@@ -85,10 +100,64 @@ mod tests {
             "socat - TCP:[::1]:7878",
             "exec 3<>/dev/tcp/127.0.0.1/7878",
         ] {
-            assert!(reaches(&json!({"command": text}), &[], 7878).is_some(), "{text}");
+            assert!(
+                reaches(&json!({"command": text}), &[], 7878).is_some(),
+                "{text}"
+            );
         }
         assert!(reaches(&json!({"url": "http://localhost:7878/"}), &[], 7878).is_some());
         assert!(reaches(&json!({"args": {"deep": ["x", "h:7878"]}}), &[], 7878).is_some());
+    }
+
+    fn exec(words: &[&str]) -> Effect {
+        let command = portcullis_shell::analyze(&words.join(" "))
+            .commands
+            .into_iter()
+            .next()
+            .expect("one command");
+        Effect::Exec {
+            program: command.program.clone(),
+            argv: command.argv.clone(),
+            via: "top".into(),
+            command: Box::new(command),
+        }
+    }
+
+    #[test]
+    fn portcullis_state_commands_are_off_limits() {
+        for words in [
+            &[
+                "portcullis",
+                "requests",
+                "resolve",
+                "1",
+                "--scope",
+                "device",
+            ][..],
+            &["portcullis", "grants", "add", "--scope", "device"],
+            &[
+                "/usr/local/bin/portcullis",
+                "serve",
+                "--addr",
+                "127.0.0.1:9",
+            ],
+            &["portcullis", "sessions", "list"],
+            &["portcullis"],
+        ] {
+            assert!(
+                reaches(&json!({}), &[exec(words)], 7878).is_some(),
+                "{words:?}"
+            );
+        }
+        for words in [
+            &["portcullis", "check", "--tool", "Bash"][..],
+            &["portcullis", "analyze", "ls"],
+        ] {
+            assert!(
+                reaches(&json!({}), &[exec(words)], 7878).is_none(),
+                "{words:?}"
+            );
+        }
     }
 
     #[test]
@@ -106,7 +175,10 @@ mod tests {
             "curl http://localhost:17878/",
             "seq 178789",
         ] {
-            assert!(reaches(&json!({"command": text}), &network(), 7878).is_none(), "{text}");
+            assert!(
+                reaches(&json!({"command": text}), &network(), 7878).is_none(),
+                "{text}"
+            );
         }
     }
 }

@@ -430,6 +430,20 @@ pub const READ_ONLY_GIT: &[&str] = &[
 /// PORT`): naming the approval server's port to them reaches it.
 pub const PORT_ARGUMENT_CLIENTS: &[&str] = &["nc", "ncat", "netcat", "telnet", "openssl"];
 
+/// The `portcullis` subcommands an agent may run: they judge or analyse and
+/// change nothing a person decides. Every other one (`requests`, `grants`,
+/// `sessions`, `serve`, `install` …) reaches portcullis' own state.
+pub const PORTCULLIS_AGENT_SUBCOMMANDS: &[&str] = &[
+    "analyze",
+    "check",
+    "explain",
+    "help",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+];
+
 pub const PROJECT_TASKS: &[(&str, &[&str])] = &[
     ("make", &["*"]),
     ("gmake", &["*"]),

@@ -222,9 +222,9 @@ async fn register_session(
 ) -> AppResult<Response> {
     let kind = match &b.kind {
         None => AgentKind::Main,
-        Some(k) => k
-            .parse()
-            .map_err(|e: portcullis_store::ParseError| ApiError::bad_request("bad-kind", e.to_string()))?,
+        Some(k) => k.parse().map_err(|e: portcullis_store::ParseError| {
+            ApiError::bad_request("bad-kind", e.to_string())
+        })?,
     };
     let engine = state.engine();
     if state.auth.admin(&method, &headers).is_err() {
@@ -363,7 +363,9 @@ async fn audit(
     state.auth.admin(&method, &headers)?;
     let rows = state.engine().store.audit_query(&filter)?;
     let page = filter.limit.clamp(1, portcullis_store::MAX_AUDIT_PAGE);
-    let next = (rows.len() == page).then(|| rows.last().map(|r| r.id)).flatten();
+    let next = (rows.len() == page)
+        .then(|| rows.last().map(|r| r.id))
+        .flatten();
     Ok(Json(json!({"rows": rows, "next_before": next})).into_response())
 }
 

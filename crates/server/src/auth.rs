@@ -55,7 +55,9 @@ impl Auth {
             Ok(text) => {
                 let token = text.trim();
                 if token.len() < 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    return Err(err("not a token (64 hex digits): delete it to make a new one".into()));
+                    return Err(err(
+                        "not a token (64 hex digits): delete it to make a new one".into(),
+                    ));
                 }
                 Ok((Auth::from_token(token), false))
             }
@@ -183,6 +185,8 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 #[derive(Clone, Debug)]
 pub struct Hosts {
     allowed: Vec<String>,
+    /// The bound address as a `Host` value.
+    bound: String,
 }
 
 impl Hosts {
@@ -199,9 +203,9 @@ impl Hosts {
             std::net::SocketAddr::V6(a) => format!("[{}]:{port}", a.ip()),
         };
         if !allowed.contains(&bound) {
-            allowed.push(bound);
+            allowed.push(bound.clone());
         }
-        Hosts { allowed }
+        Hosts { allowed, bound }
     }
 
     pub fn allows_host(&self, host: &str) -> bool {
@@ -218,7 +222,7 @@ impl Hosts {
 
     /// The URL people open.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.allowed.last().expect("never empty"))
+        format!("http://{}", self.bound)
     }
 }
 

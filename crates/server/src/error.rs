@@ -79,9 +79,10 @@ impl From<StoreError> for ApiError {
         let (status, code) = match &e {
             E::UnknownRequest { .. } => (StatusCode::NOT_FOUND, "unknown-request"),
             E::NotPending { .. } => (StatusCode::CONFLICT, "not-pending"),
-            E::DeviceGrantNotReadOnly { .. } => {
-                (StatusCode::UNPROCESSABLE_ENTITY, "device-grant-not-read-only")
-            }
+            E::DeviceGrantNotReadOnly { .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "device-grant-not-read-only",
+            ),
             E::NotEligible { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "not-eligible"),
             E::InactiveSession { .. } => (StatusCode::CONFLICT, "inactive-session"),
             E::InvalidRequest { .. } | E::InvalidSession { .. } | E::InvalidGrant { .. } => {

@@ -103,7 +103,11 @@ fn look(
         }
         now_pending.insert(r.id, r.count);
     }
-    for id in seen.pending.keys().filter(|id| !now_pending.contains_key(id)) {
+    for id in seen
+        .pending
+        .keys()
+        .filter(|id| !now_pending.contains_key(id))
+    {
         if let Ok(Some(r)) = store.request(*id) {
             send("request-resolved", request_json(&r));
         }
@@ -116,8 +120,14 @@ fn look(
             .filter(|g| g.is_active(now))
             .map(|g| g.id)
             .collect();
-        for g in grants.iter().filter(|g| active.contains(&g.id) && !seen.grants.contains(&g.id)) {
-            send("grant-added", serde_json::to_value(g).unwrap_or(Value::Null));
+        for g in grants
+            .iter()
+            .filter(|g| active.contains(&g.id) && !seen.grants.contains(&g.id))
+        {
+            send(
+                "grant-added",
+                serde_json::to_value(g).unwrap_or(Value::Null),
+            );
         }
         for id in seen.grants.difference(&active) {
             send("grant-ended", json!({"id": id}));

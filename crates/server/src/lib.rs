@@ -195,8 +195,14 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
     let h = res.headers_mut();
     // Pages of the approval UI are never framed or sniffed, and never cached.
     h.insert("x-frame-options", "DENY".parse().expect("static header"));
-    h.insert("x-content-type-options", "nosniff".parse().expect("static header"));
-    h.insert("referrer-policy", "no-referrer".parse().expect("static header"));
+    h.insert(
+        "x-content-type-options",
+        "nosniff".parse().expect("static header"),
+    );
+    h.insert(
+        "referrer-policy",
+        "no-referrer".parse().expect("static header"),
+    );
     h.insert("cache-control", "no-store".parse().expect("static header"));
     res
 }

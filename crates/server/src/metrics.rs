@@ -33,7 +33,10 @@ impl Metrics {
         }
         .fetch_add(1, Relaxed);
         let secs = took.as_secs_f64();
-        let i = BUCKETS.iter().position(|b| secs <= *b).unwrap_or(BUCKETS.len());
+        let i = BUCKETS
+            .iter()
+            .position(|b| secs <= *b)
+            .unwrap_or(BUCKETS.len());
         self.buckets[i].fetch_add(1, Relaxed);
         self.sum_micros
             .fetch_add(took.as_micros().min(u64::MAX as u128) as u64, Relaxed);
@@ -49,26 +52,42 @@ impl Metrics {
             ("deny", &self.deny),
             ("error", &self.errors),
         ] {
-            let _ = writeln!(s, "portcullis_decisions_total{{verdict=\"{v}\"}} {}", c.load(Relaxed));
+            let _ = writeln!(
+                s,
+                "portcullis_decisions_total{{verdict=\"{v}\"}} {}",
+                c.load(Relaxed)
+            );
         }
         s.push_str("# HELP portcullis_decision_seconds Time to decide one call over HTTP.\n");
         s.push_str("# TYPE portcullis_decision_seconds histogram\n");
         let mut cumulative = 0;
         for (i, b) in BUCKETS.iter().enumerate() {
             cumulative += self.buckets[i].load(Relaxed);
-            let _ = writeln!(s, "portcullis_decision_seconds_bucket{{le=\"{b}\"}} {cumulative}");
+            let _ = writeln!(
+                s,
+                "portcullis_decision_seconds_bucket{{le=\"{b}\"}} {cumulative}"
+            );
         }
         cumulative += self.buckets[BUCKETS.len()].load(Relaxed);
-        let _ = writeln!(s, "portcullis_decision_seconds_bucket{{le=\"+Inf\"}} {cumulative}");
+        let _ = writeln!(
+            s,
+            "portcullis_decision_seconds_bucket{{le=\"+Inf\"}} {cumulative}"
+        );
         let _ = writeln!(
             s,
             "portcullis_decision_seconds_sum {}",
             self.sum_micros.load(Relaxed) as f64 / 1e6
         );
         let _ = writeln!(s, "portcullis_decision_seconds_count {cumulative}");
-        s.push_str("# HELP portcullis_pending_requests Permission requests waiting for a person.\n");
+        s.push_str(
+            "# HELP portcullis_pending_requests Permission requests waiting for a person.\n",
+        );
         s.push_str("# TYPE portcullis_pending_requests gauge\n");
-        let _ = writeln!(s, "portcullis_pending_requests {}", self.pending.load(Relaxed));
+        let _ = writeln!(
+            s,
+            "portcullis_pending_requests {}",
+            self.pending.load(Relaxed)
+        );
         s
     }
 }

@@ -1,1 +1,816 @@
-pub fn routes() -> axum::Router<std::sync::Arc<crate::AppState>> { axum::Router::new() }
+//! The approval UI: server-rendered pages, a little plain JavaScript for live
+//! updates, assets embedded in the binary. No build step.
+//!
+//! Every page needs the login cookie (set by `/login?token=…`); every form
+//! carries the CSRF token; pages forbid framing and inline script (CSP).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use portcullis_store::{
+    AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Op, Request, Session, unix_now,
+};
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::api::parse_resolution;
+use crate::error::ApiError;
+
+const STYLE: &str = include_str!("../assets/style.css");
+const SCRIPT: &str = include_str!("../assets/app.js");
+
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+type Shared = State<Arc<AppState>>;
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(requests_page))
+        .route("/grants", get(grants_page))
+        .route("/audit", get(audit_page))
+        .route("/sessions", get(sessions_page))
+        .route("/fragments/requests", get(requests_fragment))
+        .route("/login", get(login))
+        .route("/ui/requests/{id}/resolve", post(resolve_form))
+        .route("/ui/grants/{id}/revoke", post(revoke_form))
+        .route(
+            "/assets/style.css",
+            get(|| asset(STYLE, "text/css; charset=utf-8")),
+        )
+        .route(
+            "/assets/app.js",
+            get(|| asset(SCRIPT, "text/javascript; charset=utf-8")),
+        )
+}
+
+async fn asset(body: &'static str, kind: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+// ----- login ----------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    token: Option<String>,
+}
+
+async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Response {
+    match q.token {
+        Some(t) if state.auth.token_matches(&t) => {
+            let mut res = Redirect::to("/").into_response();
+            if let Ok(v) = HeaderValue::from_str(&state.auth.login_cookie()) {
+                res.headers_mut().insert(header::SET_COOKIE, v);
+            }
+            res
+        }
+        _ => locked(&state, "That login link is not valid."),
+    }
+}
+
+/// The page a browser without the login cookie sees.
+fn locked(state: &AppState, why: &str) -> Response {
+    let body = format!(
+        "<section class=\"locked\"><h1>portcullis</h1><p>{}</p><p>Open the login URL that <code>portcullis serve</code> printed when it started. The token is also in <code>{}</code>.</p></section>",
+        esc(why),
+        esc(&state
+            .data_dir
+            .join(crate::auth::TOKEN_FILE)
+            .display()
+            .to_string())
+    );
+    let mut res = page_response(&bare_page("Locked — portcullis", &body));
+    *res.status_mut() = StatusCode::UNAUTHORIZED;
+    res
+}
+
+/// The logged-in person, or the locked page.
+fn person(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    state
+        .auth
+        .caller(headers)
+        .map(|_| ())
+        .ok_or_else(|| locked(state, "This browser is not logged in."))
+}
+
+// ----- pages ----------------------------------------------------------------
+
+#[derive(Deserialize, Default)]
+struct Notice {
+    notice: Option<String>,
+    error: Option<String>,
+}
+
+async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice>) -> Response {
+    if let Err(locked) = person(&state, &headers) {
+        return locked;
+    }
+    let (list, sessions) = {
+        let engine = state.engine();
+        let list = engine.store.requests(true);
+        let sessions = engine.store.sessions();
+        (list, sessions)
+    };
+    let (list, sessions) = match (list, sessions) {
+        (Ok(l), Ok(s)) => (l, s),
+        (Err(e), _) | (_, Err(e)) => return store_error(&state, e),
+    };
+    let mut body = notices(&n);
+    let _ = write!(
+        body,
+        "<div class=\"bar\"><h1>Requests <span class=\"count\" id=\"pending-count\">{}</span></h1>\
+         <button type=\"button\" id=\"notify\" class=\"ghost\" hidden>Enable desktop notifications</button></div>\
+         <p class=\"hint\">Agents' refused tool calls wait here for you. Nothing is replayed: after you allow, the agent may retry (a held hook simply continues).</p>\
+         <div id=\"requests\" aria-live=\"polite\">{}</div>",
+        list.len(),
+        requests_html(&state, &list, &sessions)
+    );
+    page(
+        &state,
+        "requests",
+        &title_with_count("Requests", list.len()),
+        &body,
+    )
+}
+
+async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
+    if person(&state, &headers).is_err() {
+        return ApiError::unauthorized().into_response();
+    }
+    let engine = state.engine();
+    match (engine.store.requests(true), engine.store.sessions()) {
+        (Ok(list), Ok(sessions)) => {
+            let html = requests_html(&state, &list, &sessions);
+            let mut res = Html(html).into_response();
+            if let Ok(v) = HeaderValue::from_str(&list.len().to_string()) {
+                res.headers_mut().insert("x-pending-count", v);
+            }
+            res
+        }
+        (Err(e), _) | (_, Err(e)) => ApiError::from(e).into_response(),
+    }
+}
+
+fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> String {
+    if list.is_empty() {
+        return "<p class=\"empty\">No pending requests. New ones appear here as agents are refused.</p>".into();
+    }
+    let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut out = String::new();
+    for (i, r) in list.iter().enumerate() {
+        let s = by_id.get(r.session.as_str());
+        let agent = s.and_then(|s| s.agent.as_deref()).unwrap_or("agent");
+        let kind = s.map(|s| s.kind.as_str()).unwrap_or("main");
+        let workflow = s.and_then(|s| s.workflow.as_deref());
+        let count = if r.count > 1 {
+            format!(
+                "<span class=\"repeat\" title=\"asked {} times\">×{}</span>",
+                r.count, r.count
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            out,
+            "<article class=\"request\" id=\"request-{id}\" data-id=\"{id}\">\
+               <header><span class=\"op op-{op}\">{op}</span> <code class=\"target\">{target}</code> {count}</header>\
+               <p class=\"reason\">{reason}</p>\
+               <dl><dt>Tool</dt><dd><code>{tool}</code></dd>\
+                   <dt>Agent</dt><dd>{agent} <span class=\"muted\">({kind})</span></dd>\
+                   <dt>Session</dt><dd><code>{session}</code></dd>{workflow}\
+                   <dt>Policy scope</dt><dd>{scope}</dd>\
+                   <dt>Last asked</dt><dd>{when}</dd></dl>",
+            id = r.id,
+            op = r.op.as_str(),
+            target = esc(&target_text(&r.target)),
+            reason = esc(&r.reason),
+            tool = esc(&r.tool),
+            agent = esc(agent),
+            kind = esc(kind),
+            session = esc(&r.session),
+            workflow = workflow
+                .map(|w| format!("<dt>Workflow</dt><dd>{}</dd>", esc(w)))
+                .unwrap_or_default(),
+            scope = esc(&r.policy_scope),
+            when = time_text(r.last_seen),
+        );
+        if r.eligible {
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
+                   <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+                   <button name=\"scope\" value=\"deny\" class=\"deny\"{focus}>Deny</button>\
+                   <button name=\"scope\" value=\"once\" class=\"allow\">Allow once</button>\
+                   <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}\
+                 </form>",
+                id = r.id,
+                csrf = state.auth.csrf(),
+                // The safest choice is the focused default: Enter denies.
+                focus = if i == 0 { " autofocus" } else { "" },
+                device = if r.op == Op::Read {
+                    "<button name=\"scope\" value=\"device\" class=\"allow\">Always allow read-only on this device</button>"
+                } else {
+                    ""
+                },
+            );
+        } else {
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
+                   <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+                   <button name=\"scope\" value=\"deny\" class=\"deny\"{focus}>Dismiss (deny)</button>\
+                   <span class=\"muted\">The policy does not let this be approved from here.</span></form>",
+                id = r.id,
+                csrf = state.auth.csrf(),
+                focus = if i == 0 { " autofocus" } else { "" },
+            );
+        }
+        out.push_str("</article>");
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct GrantsQuery {
+    #[serde(default)]
+    all: bool,
+    notice: Option<String>,
+    error: Option<String>,
+}
+
+async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQuery>) -> Response {
+    if let Err(locked) = person(&state, &headers) {
+        return locked;
+    }
+    let grants = match state.engine().store.grants() {
+        Ok(g) => g,
+        Err(e) => return store_error(&state, e),
+    };
+    let now = unix_now();
+    let shown: Vec<&Grant> = grants
+        .iter()
+        .filter(|g| q.all || g.is_active(now))
+        .collect();
+    let mut body = notices(&Notice {
+        notice: q.notice.clone(),
+        error: q.error.clone(),
+    });
+    let _ = write!(
+        body,
+        "<div class=\"bar\"><h1>Grants</h1><a href=\"{}\">{}</a></div>\
+         <p id=\"live-status\" class=\"ok\" role=\"status\" hidden>Grants changed since this page loaded. <a href=\"\">Reload</a></p>",
+        if q.all { "/grants" } else { "/grants?all=true" },
+        if q.all {
+            "Active only"
+        } else {
+            "Show ended grants too"
+        }
+    );
+    if shown.is_empty() {
+        body.push_str("<p class=\"empty\">No active grants.</p>");
+    } else {
+        body.push_str("<table><thead><tr><th>#</th><th>Scope</th><th>Operation</th><th>Path or pattern</th><th>Principal</th><th>Expires</th><th>Uses</th><th>Approved</th><th></th></tr></thead><tbody>");
+        for g in shown {
+            let uses = match (g.scope, g.consumed_at) {
+                (GrantScope::Once, Some(at)) => format!("used {}", time_text(at)),
+                (GrantScope::Once, None) => "one use left".into(),
+                _ => "unlimited".into(),
+            };
+            let state_cell = if g.is_active(now) {
+                format!(
+                    "<form method=\"post\" action=\"/ui/grants/{}/revoke\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"deny small\">Revoke</button></form>",
+                    g.id,
+                    state.auth.csrf()
+                )
+            } else if g.revoked_at.is_some() {
+                "<span class=\"muted\">revoked</span>".into()
+            } else {
+                "<span class=\"muted\">ended</span>".into()
+            };
+            let _ = write!(
+                body,
+                "<tr id=\"grant-{id}\"><td>{id}</td><td><span class=\"scope\">{scope}</span></td><td><span class=\"op op-{op}\">{op}</span></td><td><code>{target}</code></td><td>{principal}</td><td>{expires}</td><td>{uses}</td><td>{by}<br><span class=\"muted\">{when}</span></td><td>{state_cell}</td></tr>",
+                id = g.id,
+                scope = g.scope.as_str(),
+                op = g.op.as_str(),
+                target = esc(&target_text(&g.target)),
+                principal = g
+                    .session
+                    .as_deref()
+                    .map(|s| format!("<code>{}</code>", esc(s)))
+                    .unwrap_or_else(|| "this device".into()),
+                expires = g
+                    .expires_at
+                    .map(time_text)
+                    .unwrap_or_else(|| match g.scope {
+                        GrantScope::Session => "with the session".into(),
+                        _ => "never".into(),
+                    }),
+                by = esc(&g.approver),
+                when = time_text(g.created_at),
+            );
+        }
+        body.push_str("</tbody></table>");
+    }
+    page(&state, "grants", "Grants — portcullis", &body)
+}
+
+#[derive(Deserialize, Default)]
+struct AuditQuery {
+    session: Option<String>,
+    verdict: Option<String>,
+    tool: Option<String>,
+    kind: Option<String>,
+    /// `YYYY-MM-DD` (UTC), inclusive.
+    from: Option<String>,
+    /// `YYYY-MM-DD` (UTC), inclusive.
+    to: Option<String>,
+    before: Option<i64>,
+}
+
+async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuery>) -> Response {
+    if let Err(locked) = person(&state, &headers) {
+        return locked;
+    }
+    let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+    let filter = AuditFilter {
+        session: nonempty(&q.session),
+        verdict: nonempty(&q.verdict),
+        tool: nonempty(&q.tool),
+        kind: nonempty(&q.kind),
+        since: nonempty(&q.from).and_then(|d| day_start(&d)),
+        until: nonempty(&q.to)
+            .and_then(|d| day_start(&d))
+            .map(|t| t + 86_399),
+        before: q.before,
+        limit: 100,
+    };
+    let (rows, check) = {
+        let engine = state.engine();
+        (
+            engine.store.audit_query(&filter),
+            engine.store.verify_audit(),
+        )
+    };
+    let rows = match rows {
+        Ok(r) => r,
+        Err(e) => return store_error(&state, e),
+    };
+    let verify = match check {
+        Ok(AuditCheck::Intact { rows }) => format!(
+            "<p class=\"ok\" id=\"verify\">Audit chain intact: {rows} rows, each hashed over the one before.</p>"
+        ),
+        Ok(AuditCheck::Broken { row, why }) => format!(
+            "<p class=\"error\" id=\"verify\">Audit chain broken at row {row}: {}</p>",
+            esc(&why)
+        ),
+        Err(e) => format!(
+            "<p class=\"error\" id=\"verify\">Could not verify: {}</p>",
+            esc(&e.to_string())
+        ),
+    };
+    let field = |name: &str, label: &str, v: &Option<String>, kind: &str| {
+        format!(
+            "<label>{label}<input type=\"{kind}\" name=\"{name}\" value=\"{}\"></label>",
+            esc(v.as_deref().unwrap_or(""))
+        )
+    };
+    let verdicts = ["", "allow", "ask", "deny"]
+        .iter()
+        .map(|v| {
+            format!(
+                "<option value=\"{v}\"{}>{}</option>",
+                if q.verdict.as_deref().unwrap_or("") == *v {
+                    " selected"
+                } else {
+                    ""
+                },
+                if v.is_empty() { "any" } else { v }
+            )
+        })
+        .collect::<String>();
+    let mut body = format!(
+        "<div class=\"bar\"><h1>Audit</h1></div>{verify}\
+         <form class=\"filters\" method=\"get\" action=\"/audit\">{}{}<label>Verdict<select name=\"verdict\">{verdicts}</select></label>{}{}{}<button>Filter</button> <a href=\"/audit\">Clear</a></form>",
+        field("session", "Session", &q.session, "text"),
+        field("tool", "Tool", &q.tool, "text"),
+        field("kind", "Event", &q.kind, "text"),
+        field("from", "From", &q.from, "date"),
+        field("to", "To", &q.to, "date"),
+    );
+    if rows.is_empty() {
+        body.push_str("<p class=\"empty\">No audit rows match.</p>");
+    } else {
+        body.push_str("<table class=\"audit\"><thead><tr><th>#</th><th>Time (UTC)</th><th>Event</th><th>Session</th><th>Tool</th><th>Verdict</th><th>Detail</th></tr></thead><tbody>");
+        for r in &rows {
+            let verdict = r.event.verdict.as_deref().unwrap_or("");
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td><span class=\"verdict v-{v}\">{v}</span></td><td class=\"detail\">{}</td></tr>",
+                r.id,
+                time_text(r.at),
+                esc(&r.event.kind),
+                esc(r.event.session.as_deref().unwrap_or("")),
+                esc(r.event.tool.as_deref().unwrap_or("")),
+                esc(&detail_text(&r.event.detail)),
+                v = esc(verdict),
+            );
+        }
+        body.push_str("</tbody></table>");
+        if rows.len() == 100
+            && let Some(last) = rows.last()
+        {
+            let mut next = String::from("/audit?");
+            for (k, v) in [
+                ("session", &filter.session),
+                ("verdict", &filter.verdict),
+                ("tool", &filter.tool),
+                ("kind", &filter.kind),
+                ("from", &q.from),
+                ("to", &q.to),
+            ] {
+                if let Some(v) = v {
+                    let _ = write!(next, "{k}={}&", url_encode(v));
+                }
+            }
+            let _ = write!(next, "before={}", last.id);
+            let _ = write!(body, "<p><a href=\"{}\">Older rows →</a></p>", esc(&next));
+        }
+    }
+    page(&state, "audit", "Audit — portcullis", &body)
+}
+
+async fn sessions_page(state: Shared, headers: HeaderMap) -> Response {
+    if let Err(locked) = person(&state, &headers) {
+        return locked;
+    }
+    let sessions = match state.engine().store.sessions() {
+        Ok(s) => s,
+        Err(e) => return store_error(&state, e),
+    };
+    let now = unix_now();
+    let mut body = String::from("<div class=\"bar\"><h1>Sessions</h1></div>");
+    if sessions.is_empty() {
+        body.push_str("<p class=\"empty\">No sessions yet. An agent's first hook call registers its session.</p>");
+    } else {
+        body.push_str("<table><thead><tr><th>Session</th><th>Agent</th><th>Principal</th><th>Parent</th><th>Workflow</th><th>Workspace</th><th>Started</th><th>State</th></tr></thead><tbody>");
+        for s in &sessions {
+            let _ = write!(
+                body,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                esc(&s.id),
+                esc(s.agent.as_deref().unwrap_or("—")),
+                s.kind.as_str(),
+                esc(s.parent.as_deref().unwrap_or("—")),
+                esc(s.workflow.as_deref().unwrap_or("—")),
+                esc(s.cwd.as_deref().unwrap_or("—")),
+                time_text(s.created_at),
+                if s.is_active(now) {
+                    "<span class=\"ok-badge\">active</span>"
+                } else if s.revoked_at.is_some() {
+                    "<span class=\"muted\">revoked</span>"
+                } else {
+                    "<span class=\"muted\">expired</span>"
+                },
+            );
+        }
+        body.push_str("</tbody></table>");
+    }
+    page(&state, "sessions", "Sessions — portcullis", &body)
+}
+
+// ----- forms ----------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct ResolveForm {
+    csrf: String,
+    scope: String,
+}
+
+async fn resolve_form(
+    state: Shared,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(f): Form<ResolveForm>,
+) -> Response {
+    if let Err(e) = form_login(&state, &headers, &f.csrf) {
+        return e;
+    }
+    let how = match parse_resolution(&f.scope) {
+        Ok(h) => h,
+        Err(e) => return back("/", Err(e.message)),
+    };
+    let result = portcullis_engine::actions::resolve_request(
+        &state.engine().store,
+        id,
+        how,
+        "ui",
+        unix_now(),
+    );
+    match result {
+        Ok((_, Some(g))) => back(
+            "/",
+            Ok(format!(
+                "Request #{id} allowed ({}): grant #{}. The agent may retry.",
+                g.scope.as_str(),
+                g.id
+            )),
+        ),
+        Ok((_, None)) => back("/", Ok(format!("Request #{id} denied."))),
+        Err(e) => back("/", Err(e.to_string())),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn revoke_form(
+    state: Shared,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(f): Form<CsrfForm>,
+) -> Response {
+    if let Err(e) = form_login(&state, &headers, &f.csrf) {
+        return e;
+    }
+    match portcullis_engine::actions::revoke_grant(&state.engine().store, id, "ui", unix_now()) {
+        Ok(true) => back(
+            "/grants",
+            Ok(format!(
+                "Grant #{id} revoked: it no longer applies from the next call."
+            )),
+        ),
+        Ok(false) => back("/grants", Err(format!("Grant #{id} is not active."))),
+        Err(e) => back("/grants", Err(e.to_string())),
+    }
+}
+
+/// A form post must come from the logged-in browser and carry the CSRF token.
+fn form_login(state: &AppState, headers: &HeaderMap, csrf: &str) -> Result<(), Response> {
+    if state.auth.caller(headers).is_none() {
+        return Err(ApiError::unauthorized().into_response());
+    }
+    if !state.auth.csrf_matches(csrf) {
+        return Err(
+            ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token")
+                .into_response(),
+        );
+    }
+    Ok(())
+}
+
+/// Back to a page with a notice (post/redirect/get).
+fn back(to: &str, message: Result<String, String>) -> Response {
+    let (k, v) = match message {
+        Ok(m) => ("notice", m),
+        Err(m) => ("error", m),
+    };
+    Redirect::to(&format!("{to}?{k}={}", url_encode(&v))).into_response()
+}
+
+// ----- layout ---------------------------------------------------------------
+
+fn page(state: &AppState, active: &str, title: &str, body: &str) -> Response {
+    let nav = [
+        ("requests", "/", "Requests"),
+        ("grants", "/grants", "Grants"),
+        ("audit", "/audit", "Audit"),
+        ("sessions", "/sessions", "Sessions"),
+    ]
+    .iter()
+    .map(|(key, href, label)| {
+        format!(
+            "<a href=\"{href}\"{}>{label}</a>",
+            if *key == active {
+                " aria-current=\"page\""
+            } else {
+                ""
+            }
+        )
+    })
+    .collect::<String>();
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"csrf\" content=\"{csrf}\"><title>{title}</title>\
+         <link rel=\"stylesheet\" href=\"/assets/style.css\"><script src=\"/assets/app.js\" defer></script></head>\
+         <body data-page=\"{active}\"><nav class=\"top\"><span class=\"brand\">portcullis</span>{nav}</nav>\
+         <main>{body}</main></body></html>",
+        csrf = state.auth.csrf(),
+        title = esc(title),
+    );
+    page_response(&html)
+}
+
+fn bare_page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title>\
+         <link rel=\"stylesheet\" href=\"/assets/style.css\"></head><body><main>{body}</main></body></html>",
+        esc(title)
+    )
+}
+
+fn page_response(html: &str) -> Response {
+    let mut res = Html(html.to_string()).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    res
+}
+
+fn store_error(state: &AppState, e: portcullis_store::StoreError) -> Response {
+    let mut res = page(
+        state,
+        "",
+        "Error — portcullis",
+        &format!(
+            "<p class=\"error\">The store could not be read: {}</p>",
+            esc(&e.to_string())
+        ),
+    );
+    *res.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    res
+}
+
+fn notices(n: &Notice) -> String {
+    let mut s = String::new();
+    if let Some(m) = &n.notice {
+        let _ = write!(s, "<p class=\"ok\" role=\"status\">{}</p>", esc(m));
+    }
+    if let Some(m) = &n.error {
+        let _ = write!(s, "<p class=\"error\" role=\"alert\">{}</p>", esc(m));
+    }
+    s
+}
+
+fn title_with_count(title: &str, n: usize) -> String {
+    if n == 0 {
+        format!("{title} — portcullis")
+    } else {
+        format!("({n}) {title} — portcullis")
+    }
+}
+
+// ----- text -----------------------------------------------------------------
+
+/// A grant's or request's target as people read it.
+pub fn target_text(t: &GrantTarget) -> String {
+    match t {
+        GrantTarget::Path {
+            canonical,
+            folder: true,
+        } => format!("{canonical}/**"),
+        GrantTarget::Path { canonical, .. } => canonical.clone(),
+        GrantTarget::Command { pattern } => format!("Bash({pattern})"),
+        GrantTarget::Tool { name } => name.clone(),
+    }
+}
+
+/// The interesting parts of an audit row's detail, short.
+fn detail_text(d: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = d.get("reasons").and_then(|v| v.as_array()) {
+        let codes: Vec<&str> = r.iter().filter_map(|v| v.as_str()).collect();
+        if !codes.is_empty() {
+            parts.push(codes.join(", "));
+        }
+    }
+    for key in ["request", "grant", "scope", "by", "session"] {
+        if let Some(v) = d.get(key).filter(|v| !v.is_null()) {
+            let v = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            if v != "[]" {
+                parts.push(format!("{key} {v}"));
+            }
+        }
+    }
+    if let Some(g) = d
+        .get("grants")
+        .and_then(|v| v.as_array())
+        .filter(|g| !g.is_empty())
+    {
+        parts.push(format!(
+            "grants {}",
+            g.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    parts.join(" · ")
+}
+
+/// HTML escaping for text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM:SS` (UTC).
+pub fn time_text(t: i64) -> String {
+    let days = t.div_euclid(86_400);
+    let secs = t.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// `YYYY-MM-DD` → unix seconds at 00:00 UTC.
+fn day_start(s: &str) -> Option<i64> {
+    let mut it = s.trim().splitn(3, '-');
+    let y: i64 = it.next()?.parse().ok()?;
+    let m: i64 = it.next()?.parse().ok()?;
+    let d: i64 = it.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) * 86_400)
+}
+
+// Howard Hinnant's civil calendar algorithms (proleptic Gregorian).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_trip_through_the_calendar() {
+        assert_eq!(time_text(0), "1970-01-01 00:00:00");
+        assert_eq!(time_text(1_796_054_286), "2026-11-30 16:38:06");
+        assert_eq!(time_text(951_782_400), "2000-02-29 00:00:00");
+        assert_eq!(
+            day_start("2026-11-30"),
+            Some(1_796_000_000 - 1_796_000_000 % 86_400)
+        );
+        assert_eq!(day_start("2026-13-01"), None);
+        for t in [0, 86_399, 951_782_400, 1_796_054_286, 4_102_444_800] {
+            let day = time_text(t)[..10].to_string();
+            assert_eq!(day_start(&day), Some(t - t.rem_euclid(86_400)), "{day}");
+        }
+    }
+
+    #[test]
+    fn escaping_covers_markup_and_attributes() {
+        assert_eq!(
+            esc("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+}

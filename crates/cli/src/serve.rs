@@ -1,0 +1,118 @@
+//! `portcullis serve`: the HTTP API and approval UI on the embedded store.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use portcullis_paths::Environment;
+use portcullis_policy::Policy;
+
+use crate::config_files;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Where to listen (default: `[server] addr` of the configuration, else 127.0.0.1:7878).
+    #[arg(long)]
+    addr: Option<SocketAddr>,
+    /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Listen on an address other than loopback. The approval UI is then
+    /// reachable from the network: only behind something that authenticates.
+    #[arg(long)]
+    allow_non_loopback: bool,
+}
+
+/// The configuration layers for a call's working directory, read afresh.
+struct Layers {
+    explicit: Option<PathBuf>,
+    env: Environment,
+}
+
+impl portcullis_server::PolicySource for Layers {
+    fn policy_for(&self, cwd: &Path) -> Result<Policy, String> {
+        config_files::load(self.explicit.as_deref(), cwd, &self.env).map_err(|e| format!("{e:#}"))
+    }
+}
+
+pub fn run(args: &ServeArgs) -> Result<ExitCode> {
+    let env = Environment::from_process();
+    let here = std::env::current_dir().context("finding the current directory")?;
+    let policy = config_files::load(args.config.as_deref(), &here, &env)
+        .context("reading the configuration")?;
+    let addr: SocketAddr = match args.addr {
+        Some(a) => a,
+        None => policy.server_addr.parse().with_context(|| {
+            format!(
+                "[server] addr = {:?} is not an address like 127.0.0.1:7878",
+                policy.server_addr
+            )
+        })?,
+    };
+    if !addr.ip().is_loopback() && !args.allow_non_loopback {
+        bail!(
+            "{addr} is not a loopback address: the approval UI would be reachable from the network. \
+             Pass --allow-non-loopback if that is really wanted"
+        );
+    }
+    if policy.server_port() != Some(addr.port()) {
+        eprintln!(
+            "portcullis: warning: listening on port {}, but the policy guards port {:?} ([server] addr = {:?}); \
+             set [server] addr so tool calls to this server are refused",
+            addr.port(),
+            policy.server_port(),
+            policy.server_addr
+        );
+    }
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(portcullis_store::default_data_dir);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        let bound = listener.local_addr()?;
+        let (state, created) = portcullis_server::state(portcullis_server::Options {
+            addr: bound,
+            data_dir: data_dir.clone(),
+            policy: Box::new(Layers {
+                explicit: args.config.clone(),
+                env: env.clone(),
+            }),
+            env,
+        })?;
+        let base = state.hosts.base_url();
+        println!(
+            "portcullis is serving on {base} (data: {})",
+            data_dir.display()
+        );
+        if created {
+            println!(
+                "a new UI login token was written to {}",
+                data_dir.join(portcullis_server::auth::TOKEN_FILE).display()
+            );
+        }
+        println!(
+            "open the approval UI: {base}/login?token={}",
+            state.auth.token()
+        );
+        use std::io::Write;
+        std::io::stdout().flush().ok();
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        portcullis_server::serve(listener, state, shutdown)
+            .await
+            .context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

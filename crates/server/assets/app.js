@@ -1,0 +1,81 @@
+// portcullis approval UI: live updates over Server-Sent Events, desktop
+// notifications, keyboard shortcuts. Plain JavaScript, no build step.
+"use strict";
+(function () {
+  const page = document.body.dataset.page;
+  const list = document.getElementById("requests");
+  const count = document.getElementById("pending-count");
+  const notifyButton = document.getElementById("notify");
+  const baseTitle = document.title.replace(/^\(\d+\) /, "");
+
+  function setCount(n) {
+    if (count) count.textContent = String(n);
+    document.title = n > 0 ? "(" + n + ") " + baseTitle : baseTitle;
+  }
+
+  async function refreshRequests(newId) {
+    if (!list) return;
+    const focusedId = document.activeElement && document.activeElement.closest("article")
+      ? document.activeElement.closest("article").dataset.id : null;
+    const res = await fetch("/fragments/requests", { credentials: "same-origin" });
+    if (!res.ok) return;
+    list.innerHTML = await res.text();
+    setCount(Number(res.headers.get("x-pending-count") || "0"));
+    if (newId) {
+      const el = document.getElementById("request-" + newId);
+      if (el) el.classList.add("fresh");
+    }
+    // Keep the keyboard where it was; else the safest choice of the first request.
+    const keep = focusedId && document.querySelector("#request-" + focusedId + " button.deny");
+    const first = list.querySelector("button.deny");
+    const target = keep || (document.activeElement === document.body ? first : null);
+    if (target) target.focus();
+  }
+
+  function notify(request) {
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const target = request.target.pattern || request.target.canonical || request.target.name || "";
+    const n = new Notification("portcullis: " + request.op + " needs you", {
+      body: request.tool + " " + target + "\n" + request.reason,
+      tag: "portcullis-request-" + request.id,
+    });
+    n.onclick = function () { window.focus(); location.href = "/#request-" + request.id; };
+  }
+
+  if (notifyButton && "Notification" in window && Notification.permission === "default") {
+    notifyButton.hidden = false;
+    notifyButton.addEventListener("click", function () {
+      Notification.requestPermission().then(function () { notifyButton.hidden = true; });
+    });
+  }
+
+  const events = new EventSource("/v1/events");
+  events.addEventListener("request-new", function (e) {
+    const r = JSON.parse(e.data);
+    if (page === "requests") refreshRequests(r.id);
+    notify(r);
+  });
+  for (const kind of ["request-updated", "request-resolved", "resync"]) {
+    events.addEventListener(kind, function () { if (page === "requests") refreshRequests(null); });
+  }
+  for (const kind of ["grant-added", "grant-ended"]) {
+    events.addEventListener(kind, function () {
+      const status = document.getElementById("live-status");
+      if (page === "grants" && status) status.hidden = false;
+    });
+  }
+  window.__portcullisEvents = events;
+
+  // Keyboard: g r / g g / g a / g s move between pages.
+  let pending = null;
+  document.addEventListener("keydown", function (e) {
+    if (e.target.matches("input, select, textarea") || e.metaKey || e.ctrlKey || e.altKey) return;
+    if (pending === "g") {
+      const to = { r: "/", g: "/grants", a: "/audit", s: "/sessions" }[e.key];
+      pending = null;
+      if (to) { location.href = to; e.preventDefault(); }
+      return;
+    }
+    if (e.key === "g") pending = "g";
+  });
+})();
