@@ -35,6 +35,8 @@ pub struct ServerEvent {
 struct Seen {
     /// Pending request id → how many times it was raised.
     pending: BTreeMap<i64, i64>,
+    /// The highest request id seen.
+    last_request: i64,
     grants: BTreeSet<i64>,
 }
 
@@ -90,16 +92,30 @@ fn look(
             let _ = tx.send(ServerEvent { kind, data });
         }
     };
+    // New requests first, whatever their status: one raised and resolved
+    // between two looks is still announced, then resolved.
+    let Ok(fresh) = store.requests_after(seen.last_request) else {
+        return;
+    };
+    for r in &fresh {
+        seen.last_request = seen.last_request.max(r.id);
+        send("request-new", request_json(r));
+        if r.status == portcullis_store::RequestStatus::Pending {
+            seen.pending.insert(r.id, r.count);
+        } else {
+            send("request-resolved", request_json(r));
+        }
+    }
     let Ok(pending) = store.requests(true) else {
         return;
     };
     metrics.pending.store(pending.len() as u64, Relaxed);
     let mut now_pending = BTreeMap::new();
     for r in &pending {
-        match seen.pending.get(&r.id) {
-            None => send("request-new", request_json(r)),
-            Some(count) if *count != r.count => send("request-updated", request_json(r)),
-            Some(_) => {}
+        if let Some(count) = seen.pending.get(&r.id)
+            && *count != r.count
+        {
+            send("request-updated", request_json(r));
         }
         now_pending.insert(r.id, r.count);
     }

@@ -793,12 +793,9 @@ mod tests {
     #[test]
     fn times_round_trip_through_the_calendar() {
         assert_eq!(time_text(0), "1970-01-01 00:00:00");
-        assert_eq!(time_text(1_796_054_286), "2026-11-30 16:38:06");
+        assert_eq!(time_text(1_796_054_286), "2026-11-30 15:58:06");
         assert_eq!(time_text(951_782_400), "2000-02-29 00:00:00");
-        assert_eq!(
-            day_start("2026-11-30"),
-            Some(1_796_000_000 - 1_796_000_000 % 86_400)
-        );
+        assert_eq!(day_start("2026-11-30"), Some(1_795_996_800));
         assert_eq!(day_start("2026-13-01"), None);
         for t in [0, 86_399, 951_782_400, 1_796_054_286, 4_102_444_800] {
             let day = time_text(t)[..10].to_string();

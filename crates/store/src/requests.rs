@@ -137,6 +137,21 @@ impl Store {
             .map_err(self.sql("read permission requests"))
     }
 
+    /// Requests with an id above `id`, oldest first (what is new since a
+    /// watcher last looked, whatever their status now).
+    pub fn requests_after(&self, id: i64) -> Result<Vec<Request>> {
+        let sql = format!("SELECT {REQUEST_COLS} FROM requests WHERE id > ?1 ORDER BY id");
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(self.sql("list permission requests"))?;
+        let rows = stmt
+            .query_map([id], request_from_row)
+            .map_err(self.sql("list permission requests"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.sql("read permission requests"))
+    }
+
     /// Resolve a pending request at `now`: `Once`, `Session` and `Device`
     /// make the grant (same operation and target; `Device` only for a read,
     /// and without a session), `Deny` makes none. Returns the request as
