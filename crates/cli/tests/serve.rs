@@ -1,0 +1,190 @@
+//! `portcullis serve` as a user runs it: the real binary on a loopback port,
+//! refusals from `portcullis check --session …` arriving as requests,
+//! approval over the API, and the agent-side defences of the approval API.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::serve::Served;
+
+fn json_body(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+#[test]
+fn a_refused_check_becomes_a_request_and_an_approval_lets_the_retry_through() {
+    let s = Served::start();
+    s.register("s1");
+    let first = s.check_outside_read("s1");
+    assert_eq!(first["decision"], "ask", "{first}");
+    let id = first["request"]["id"].as_i64().expect("a request");
+
+    let auth = s.bearer();
+    let (status, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+    assert_eq!(status, 200, "{body}");
+    let list = json_body(&body);
+    assert_eq!(list[0]["id"].as_i64(), Some(id));
+    assert_eq!(
+        list[0]["target"]["canonical"],
+        s.outside.display().to_string()
+    );
+
+    let (status, _, body) = s.request(
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        &[("Authorization", &auth)],
+        Some(r#"{"scope":"once"}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    let grant = json_body(&body)["grant"]["id"].as_i64().unwrap();
+
+    let retry = s.check_outside_read("s1");
+    assert_eq!(retry["decision"], "allow", "{retry}");
+    assert_eq!(retry["grants_used"], json!([grant]));
+    assert_eq!(
+        s.check_outside_read("s1")["decision"],
+        "ask",
+        "once means once"
+    );
+}
+
+#[test]
+fn decide_over_http_has_the_shape_of_check() {
+    let s = Served::start();
+    let call = json!({"tool": "Bash", "origin": "core", "input": {"command": "git status && rm -rf build"}, "cwd": s.work});
+    let (status, _, body) = s.request("POST", "/v1/decide", &[], Some(&call.to_string()));
+    assert_eq!(status, 200, "{body}");
+    let http = json_body(&body);
+    let cli = s.cli_json(&[
+        "check",
+        "--tool",
+        "Bash",
+        "--origin",
+        "core",
+        "--input",
+        &call["input"].to_string(),
+    ]);
+    for key in ["decision", "reasons", "effects"] {
+        assert_eq!(http[key], cli[key], "{key}");
+    }
+}
+
+#[test]
+fn an_agents_curl_to_the_resolve_endpoint_is_denied_and_refused() {
+    let s = Served::start();
+    s.register("s1");
+    let id = s.check_outside_read("s1")["request"]["id"]
+        .as_i64()
+        .unwrap();
+    let curl = format!(
+        "curl -s -o /dev/null -w '%{{http_code}}' -X POST -H 'Content-Type: application/json' -d '{{\"scope\":\"device\"}}' http://127.0.0.1:{}/v1/requests/{id}/resolve",
+        s.port
+    );
+    // The policy denies it, even under a wildcard allow.
+    let config = s.root.path().join("allow-all.toml");
+    std::fs::write(
+        &config,
+        format!("mode = \"ask\"\n[permissions]\nallow = [\"Bash(*)\"]\n[server]\naddr = \"127.0.0.1:{}\"\n", s.port),
+    )
+    .unwrap();
+    let input = json!({"command": curl}).to_string();
+    let d = s.cli_json(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        "--tool",
+        "Bash",
+        "--origin",
+        "core",
+        "--input",
+        &input,
+    ]);
+    assert_eq!(d["decision"], "deny", "{d}");
+    assert!(
+        d["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["code"] == "approval-api"),
+        "{d}"
+    );
+
+    // Run anyway, the server refuses it: no token.
+    let out = std::process::Command::new("bash")
+        .args(["-c", &curl])
+        .output()
+        .expect("bash and curl");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "401");
+    let auth = s.bearer();
+    let (_, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+    assert_eq!(json_body(&body)[0]["status"], "pending", "still pending");
+
+    // Nor may the agent run portcullis' own state commands.
+    for cmd in [
+        format!("portcullis requests resolve {id} --scope device"),
+        "portcullis grants add --scope device --op read --path /".to_string(),
+        "portcullis serve --addr 127.0.0.1:1".to_string(),
+    ] {
+        let input = json!({"command": cmd}).to_string();
+        let d = s.cli_json(&[
+            "check",
+            "--config",
+            config.to_str().unwrap(),
+            "--tool",
+            "Bash",
+            "--origin",
+            "core",
+            "--input",
+            &input,
+        ]);
+        assert_eq!(d["decision"], "deny", "{cmd}: {d}");
+    }
+}
+
+#[test]
+fn rebinding_and_cross_site_requests_are_refused_by_the_real_server() {
+    let s = Served::start();
+    let (status, _, body) = s.request("GET", "/healthz", &[("Host", "attacker.example:80")], None);
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(json_body(&body)["code"], "bad-host");
+    let auth = s.bearer();
+    let (status, _, body) = s.request(
+        "POST",
+        "/v1/requests/1/resolve",
+        &[
+            ("Authorization", &auth),
+            ("Origin", "http://attacker.example"),
+        ],
+        Some(r#"{"scope":"once"}"#),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(json_body(&body)["code"], "bad-origin");
+}
+
+#[test]
+fn the_login_token_is_private_and_stable_across_restarts() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Served::start();
+    let file = s.root.path().join("data/ui-token");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), s.token);
+    let dir_mode = std::fs::metadata(s.root.path().join("data"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dir_mode, 0o700);
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address() {
+    let s = Served::start();
+    let out = s
+        .portcullis()
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
+}

@@ -1,0 +1,226 @@
+//! A real `portcullis serve` on a free loopback port, with its own home, data
+//! directory and configuration (whose `[server] addr` is that port, so the
+//! policy guards it), and a minimal HTTP/1.1 client to talk to it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub struct Served {
+    pub child: Child,
+    pub port: u16,
+    pub login_url: String,
+    pub token: String,
+    pub root: tempfile::TempDir,
+    /// A git workspace inside `root`.
+    pub work: PathBuf,
+    /// A readable file outside the workspace.
+    pub outside: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Served {
+    pub fn start() -> Served {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let work = base.join("work");
+        std::fs::create_dir_all(work.join(".git")).unwrap();
+        std::fs::create_dir_all(base.join("home/.config/portcullis")).unwrap();
+        std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+        let outside = base.join("elsewhere/notes.txt");
+        std::fs::write(&outside, "outside the workspace\n").unwrap();
+        let port = free_port();
+        std::fs::write(
+            base.join("config.toml"),
+            format!("mode = \"ask\"\n[server]\naddr = \"127.0.0.1:{port}\"\n"),
+        )
+        .unwrap();
+        let mut child = Served::command_in(&base)
+            .arg("serve")
+            .current_dir(&work)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start portcullis serve");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let login_url = loop {
+            let line = lines
+                .next()
+                .expect("serve printed its login URL")
+                .expect("serve's stdout");
+            if let Some(url) = line.strip_prefix("open the approval UI: ") {
+                break url.to_string();
+            }
+        };
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let token = login_url.rsplit_once("token=").unwrap().1.to_string();
+        let served = Served {
+            child,
+            port,
+            login_url,
+            token,
+            root,
+            work,
+            outside,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while served.request("GET", "/healthz", &[], None).0 != 200 {
+            assert!(Instant::now() < deadline, "serve never became healthy");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        served
+    }
+
+    fn base(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path()).unwrap()
+    }
+
+    /// `portcullis` with this server's home, configuration and data dir.
+    fn command_in(base: &Path) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", base.join("home/.config"))
+            .env("PORTCULLIS_DATA_DIR", base.join("data"))
+            .env("PORTCULLIS_CONFIG", base.join("config.toml"))
+            .env("PORTCULLIS_MANAGED_CONFIG", base.join("no-managed.toml"));
+        c
+    }
+
+    pub fn portcullis(&self) -> Command {
+        let mut c = Served::command_in(&self.base());
+        c.current_dir(&self.work);
+        c
+    }
+
+    /// Runs `portcullis ARGS…`; it must succeed and print JSON.
+    #[track_caller]
+    pub fn cli_json(&self, args: &[&str]) -> Value {
+        let out = self
+            .portcullis()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "portcullis {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    /// `portcullis sessions register --id ID --agent claude-code`.
+    pub fn register(&self, id: &str) {
+        let cwd = self.work.display().to_string();
+        self.cli_json(&[
+            "sessions",
+            "register",
+            "--id",
+            id,
+            "--agent",
+            "claude-code",
+            "--cwd",
+            &cwd,
+            "--json",
+        ]);
+    }
+
+    /// `portcullis check --session ID` of a Read outside the workspace.
+    pub fn check_outside_read(&self, session: &str) -> Value {
+        let input = serde_json::json!({"file_path": self.outside}).to_string();
+        self.cli_json(&[
+            "check",
+            "--session",
+            session,
+            "--tool",
+            "Read",
+            "--origin",
+            "core",
+            "--input",
+            &input,
+        ])
+    }
+
+    /// One HTTP/1.1 request; answers status, headers (lowercase names) and body.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> (u16, Vec<(String, String)>, String) {
+        http(self.port, method, path, headers, body)
+    }
+
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+}
+
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return (0, Vec::new(), String::new());
+    };
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    req.push_str("\r\n");
+    if let Some(b) = body {
+        req.push_str(b);
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
