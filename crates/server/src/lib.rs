@@ -201,7 +201,9 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
     );
     h.insert(
         "referrer-policy",
-        "no-referrer".parse().expect("static header"),
+        // `same-origin`, not `no-referrer`: with no referrer, browsers send
+        // `Origin: null` on form posts, which the Origin check refuses.
+        "same-origin".parse().expect("static header"),
     );
     h.insert("cache-control", "no-store".parse().expect("static header"));
     res

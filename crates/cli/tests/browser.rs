@@ -1,0 +1,301 @@
+//! The approval UI in real Chromium (Debian `chromium` + `chromium-driver`),
+//! driven over WebDriver with fantoccini, against the real `portcullis serve`:
+//! a refused `portcullis check --session …` appears live on the Requests page,
+//! **Allow once** makes the grant, the retry is allowed once and then asked
+//! again; revoking on the Grants page takes effect on the next decision.
+//! Screenshots of every page land in `target/screenshots/`.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+use support::serve::{Served, free_port, http};
+
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn screenshots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn browser(profile: &std::path::Path) -> (Driver, Client) {
+    assert!(
+        std::path::Path::new(CHROMEDRIVER).exists(),
+        "{CHROMEDRIVER} is missing: apt-get install -y chromium chromium-driver (.ci/run does)"
+    );
+    let port = free_port();
+    let driver = Driver(
+        Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http(
+        port,
+        "GET",
+        "/status",
+        &[("Host", &format!("127.0.0.1:{port}"))],
+        None,
+    )
+    .0 != 200
+    {
+        assert!(Instant::now() < deadline, "chromedriver never answered");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": CHROMIUM,
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                "--window-size=1280,800",
+                format!("--user-data-dir={}", profile.display()),
+            ]
+        }),
+    );
+    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a Chromium session");
+    (driver, client)
+}
+
+async fn shot(c: &Client, name: &str) {
+    let png = c.screenshot().await.expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
+    std::fs::write(screenshots().join(format!("{name}.png")), png).unwrap();
+}
+
+async fn wait_for(c: &Client, css: &str) -> fantoccini::elements::Element {
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
+}
+
+async fn text(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_in_chromium_then_revoke() {
+    let s = Served::start();
+    s.register("s1");
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+
+    // The printed URL logs the browser in and lands on Requests.
+    c.goto(&s.login_url).await.unwrap();
+    wait_for(&c, "#requests").await;
+    let url = c.current_url().await.unwrap();
+    assert_eq!(url.path(), "/");
+    assert!(
+        !url.as_str().contains("token="),
+        "the token leaves the address bar"
+    );
+    assert!(text(&c, "#requests").await.contains("No pending requests"));
+
+    // A refusal elsewhere appears live (SSE), no reload.
+    c.execute("window.__marker = 1;", vec![]).await.unwrap();
+    let first = s.check_outside_read("s1");
+    assert_eq!(first["decision"], "ask", "{first}");
+    let id = first["request"]["id"].as_i64().unwrap();
+    let card = wait_for(&c, &format!("#request-{id}")).await;
+    let marker: Value = c.execute("return window.__marker;", vec![]).await.unwrap();
+    assert_eq!(marker, json!(1), "the page was not reloaded");
+    let card_text = card.text().await.unwrap();
+    assert!(
+        card_text.contains(&s.outside.display().to_string()),
+        "{card_text}"
+    );
+    assert!(
+        card_text.contains("claude-code") && card_text.contains("s1"),
+        "{card_text}"
+    );
+    assert_eq!(text(&c, "#pending-count").await, "1");
+    // The safest choice is the focused default.
+    let focused: Value = c
+        .execute(
+            "return document.activeElement && document.activeElement.value;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(focused, json!("deny"));
+    // A read may be allowed on this device; repeats show a count, not copies.
+    s.check_outside_read("s1");
+    wait_for(&c, &format!("#request-{id} .repeat")).await;
+    assert_eq!(
+        c.find_all(Locator::Css("article.request"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    c.find(Locator::Css(&format!("#request-{id} button[value=device]")))
+        .await
+        .expect("device button for a read");
+    shot(&c, "requests").await;
+
+    // Allow once: a grant; the retry is allowed once, then asked again.
+    c.find(Locator::Css(&format!("#request-{id} button[value=once]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let notice = wait_for(&c, "p.ok").await.text().await.unwrap();
+    assert!(
+        notice.contains(&format!("Request #{id} allowed (once)")),
+        "{notice}"
+    );
+    let retry = s.check_outside_read("s1");
+    assert_eq!(retry["decision"], "allow", "{retry}");
+    let again = s.check_outside_read("s1");
+    assert_eq!(again["decision"], "ask", "{again}");
+
+    // Allow for the session, then revoke it on the Grants page.
+    let id2 = again["request"]["id"].as_i64().unwrap();
+    wait_for(&c, &format!("#request-{id2}")).await;
+    c.find(Locator::Css(&format!(
+        "#request-{id2} button[value=session]"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_for(&c, "p.ok").await;
+    assert_eq!(s.check_outside_read("s1")["decision"], "allow");
+    c.find(Locator::LinkText("Grants"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let row = wait_for(&c, "table tbody tr").await;
+    let row_text = row.text().await.unwrap();
+    assert!(
+        row_text.contains("session") && row_text.contains(&s.outside.display().to_string()),
+        "{row_text}"
+    );
+    shot(&c, "grants").await;
+    row.find(Locator::Css("button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let notice = wait_for(&c, "p.ok").await.text().await.unwrap();
+    assert!(notice.contains("revoked"), "{notice}");
+    let after = s.check_outside_read("s1");
+    assert_eq!(
+        after["decision"], "ask",
+        "revoked on the next decision: {after}"
+    );
+
+    // Audit: filterable, with the chain verified.
+    c.goto(&format!(
+        "http://127.0.0.1:{}/audit?session=s1&verdict=allow",
+        s.port
+    ))
+    .await
+    .unwrap();
+    let verify = wait_for(&c, "#verify").await.text().await.unwrap();
+    assert!(verify.contains("intact"), "{verify}");
+    let rows = c
+        .find_all(Locator::Css("table.audit tbody tr"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2, "two allowed decisions of s1");
+    shot(&c, "audit").await;
+
+    c.find(Locator::LinkText("Sessions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let sessions = wait_for(&c, "table tbody").await.text().await.unwrap();
+    assert!(
+        sessions.contains("s1") && sessions.contains("claude-code"),
+        "{sessions}"
+    );
+    shot(&c, "sessions").await;
+
+    // A narrow window still works: the buttons stay reachable.
+    c.set_window_size(420, 860).await.unwrap();
+    c.goto(&format!("http://127.0.0.1:{}/", s.port))
+        .await
+        .unwrap();
+    let button = wait_for(&c, "article.request button[value=deny]").await;
+    assert!(button.is_displayed().await.unwrap());
+    let overflow: Value = c
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(overflow, json!(true), "no horizontal scrolling at 420 px");
+    shot(&c, "requests-narrow").await;
+
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_without_the_login_sees_nothing() {
+    let s = Served::start();
+    s.register("s1");
+    s.check_outside_read("s1");
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.goto(&format!("http://127.0.0.1:{}/", s.port))
+        .await
+        .unwrap();
+    let body = wait_for(&c, "section.locked").await.text().await.unwrap();
+    assert!(body.contains("login URL"), "{body}");
+    let source = c.source().await.unwrap();
+    assert!(
+        !source.contains(&s.outside.display().to_string()),
+        "no request leaks"
+    );
+    c.goto(&format!(
+        "http://127.0.0.1:{}/login?token={}",
+        s.port,
+        "0".repeat(64)
+    ))
+    .await
+    .unwrap();
+    wait_for(&c, "section.locked").await;
+    shot(&c, "locked").await;
+    c.close().await.unwrap();
+}
