@@ -385,22 +385,18 @@ async fn events(
     state.auth.admin(&method, &headers)?;
     let rx = state.events.subscribe();
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) => {
-                    let event = Event::default()
-                        .event(ev.kind)
-                        .json_data(&ev.data)
-                        .unwrap_or_else(|_| Event::default().event(ev.kind));
-                    return Some((Ok(event), rx));
-                }
-                // A slow client missed events: tell it to reload everything.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    return Some((Ok(Event::default().event("resync").data("{}")), rx));
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+        let event = match rx.recv().await {
+            Ok(ev) => Event::default()
+                .event(ev.kind)
+                .json_data(&ev.data)
+                .unwrap_or_else(|_| Event::default().event(ev.kind)),
+            // A slow client missed events: tell it to reload everything.
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                Event::default().event("resync").data("{}")
             }
-        }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+        };
+        Some((Ok(event), rx))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -210,7 +210,7 @@ impl Hosts {
 
     pub fn allows_host(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
-        self.allowed.iter().any(|a| *a == host)
+        self.allowed.contains(&host)
     }
 
     /// An `Origin` header of one of our own pages.

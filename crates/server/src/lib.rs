@@ -129,7 +129,7 @@ pub enum StartError {
     #[error("opening the store in {}: {source}", dir.display())]
     Store {
         dir: PathBuf,
-        source: portcullis_store::StoreError,
+        source: Box<portcullis_store::StoreError>,
     },
     #[error(transparent)]
     Token(#[from] auth::TokenError),
@@ -150,7 +150,7 @@ pub struct Options {
 pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
     let store = Store::open(&opts.data_dir).map_err(|source| StartError::Store {
         dir: opts.data_dir.clone(),
-        source,
+        source: Box::new(source),
     })?;
     let (auth, created) = Auth::load_or_create(&opts.data_dir)?;
     let default_facts = FsPaths::new(&Scopes::default(), &opts.env);

@@ -89,13 +89,12 @@ fn locked(state: &AppState, why: &str) -> Response {
     res
 }
 
-/// The logged-in person, or the locked page.
-fn person(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
-    state
-        .auth
-        .caller(headers)
-        .map(|_| ())
-        .ok_or_else(|| locked(state, "This browser is not logged in."))
+/// The locked page, unless the browser is logged in.
+fn unless_person(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    match state.auth.caller(headers) {
+        Some(_) => None,
+        None => Some(locked(state, "This browser is not logged in.")),
+    }
 }
 
 // ----- pages ----------------------------------------------------------------
@@ -107,7 +106,7 @@ struct Notice {
 }
 
 async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice>) -> Response {
-    if let Err(locked) = person(&state, &headers) {
+    if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
     let (list, sessions) = {
@@ -139,7 +138,7 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
 }
 
 async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
-    if person(&state, &headers).is_err() {
+    if unless_person(&state, &headers).is_some() {
         return ApiError::unauthorized().into_response();
     }
     let engine = state.engine();
@@ -244,7 +243,7 @@ struct GrantsQuery {
 }
 
 async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQuery>) -> Response {
-    if let Err(locked) = person(&state, &headers) {
+    if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
     let grants = match state.engine().store.grants() {
@@ -334,7 +333,7 @@ struct AuditQuery {
 }
 
 async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuery>) -> Response {
-    if let Err(locked) = person(&state, &headers) {
+    if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
     let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
@@ -446,7 +445,7 @@ async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuer
 }
 
 async fn sessions_page(state: Shared, headers: HeaderMap) -> Response {
-    if let Err(locked) = person(&state, &headers) {
+    if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
     let sessions = match state.engine().store.sessions() {
@@ -498,8 +497,8 @@ async fn resolve_form(
     Path(id): Path<i64>,
     Form(f): Form<ResolveForm>,
 ) -> Response {
-    if let Err(e) = form_login(&state, &headers, &f.csrf) {
-        return e;
+    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
+        return refused;
     }
     let how = match parse_resolution(&f.scope) {
         Ok(h) => h,
@@ -537,8 +536,8 @@ async fn revoke_form(
     Path(id): Path<i64>,
     Form(f): Form<CsrfForm>,
 ) -> Response {
-    if let Err(e) = form_login(&state, &headers, &f.csrf) {
-        return e;
+    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
+        return refused;
     }
     match portcullis_engine::actions::revoke_grant(&state.engine().store, id, "ui", unix_now()) {
         Ok(true) => back(
@@ -552,18 +551,17 @@ async fn revoke_form(
     }
 }
 
-/// A form post must come from the logged-in browser and carry the CSRF token.
-fn form_login(state: &AppState, headers: &HeaderMap, csrf: &str) -> Result<(), Response> {
+/// A form post must come from the logged-in browser and carry the CSRF
+/// token: the refusal, if not.
+fn refuse_form(state: &AppState, headers: &HeaderMap, csrf: &str) -> Option<Response> {
     if state.auth.caller(headers).is_none() {
-        return Err(ApiError::unauthorized().into_response());
+        return Some(ApiError::unauthorized().into_response());
     }
     if !state.auth.csrf_matches(csrf) {
-        return Err(
-            ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token")
-                .into_response(),
-        );
+        let e = ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token");
+        return Some(e.into_response());
     }
-    Ok(())
+    None
 }
 
 /// Back to a page with a notice (post/redirect/get).

@@ -863,7 +863,7 @@ async fn the_ui_needs_a_login_and_forms_need_csrf() {
             .unwrap()
     };
     assert_eq!(fx.send(form("forged")).await.0, StatusCode::FORBIDDEN);
-    let (status, _, res) = fx.send(form(&fx.state.auth.csrf().to_string())).await;
+    let (status, _, res) = fx.send(form(fx.state.auth.csrf())).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert!(
         res.headers()[header::LOCATION]
