@@ -163,6 +163,14 @@ impl Store {
         Ok(())
     }
 
+    /// How long an operation waits for another connection's write lock
+    /// (default [`BUSY_TIMEOUT`]).
+    pub fn set_busy_timeout(&self, t: Duration) -> Result<()> {
+        self.conn
+            .busy_timeout(t)
+            .map_err(self.sql("set the busy timeout"))
+    }
+
     /// A number that changes whenever another connection (another process,
     /// or another `Store`) commits: cheap polling for "anything new?".
     pub fn data_version(&self) -> Result<i64> {
@@ -232,9 +240,42 @@ impl Store {
     /// `BEGIN IMMEDIATE`: takes the write lock now (waiting up to the busy
     /// timeout), so a read-then-write cannot be overtaken by another writer.
     /// Rolls back when dropped without `commit`.
-    fn immediate(&self, what: &'static str) -> Result<Transaction<'_>> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(self.sql(what))
+    ///
+    /// Inside a [`Store::batch`] the write lock is already held: a savepoint
+    /// stands in for the transaction, so each operation still commits or
+    /// rolls back as a whole.
+    fn immediate(&self, what: &'static str) -> Result<Tx<'_>> {
+        if self.conn.is_autocommit() {
+            let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                .map_err(self.sql(what))?;
+            Ok(Tx {
+                own: Some(t),
+                conn: &self.conn,
+                done: false,
+            })
+        } else {
+            self.conn
+                .execute_batch("SAVEPOINT portcullis_op")
+                .map_err(self.sql(what))?;
+            Ok(Tx {
+                own: None,
+                conn: &self.conn,
+                done: false,
+            })
+        }
+    }
+
+    /// Runs `f` under one write transaction: every operation inside commits
+    /// together (group commit), which is how a server makes many decisions
+    /// per commit. An operation that fails inside rolls back alone (its
+    /// savepoint); the rest commit. Other connections wait meanwhile, so keep
+    /// batches short.
+    pub fn batch<R>(&self, f: impl FnOnce(&Store) -> R) -> Result<R> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(self.sql("lock the database for a batch"))?;
+        let r = f(self);
+        tx.commit().map_err(self.sql("commit a batch"))?;
+        Ok(r)
     }
 
     fn corrupt(&self, what: impl Into<String>, why: impl Into<String>) -> StoreError {
@@ -242,6 +283,42 @@ impl Store {
             path: self.path.clone(),
             what: what.into(),
             why: why.into(),
+        }
+    }
+}
+
+/// A write transaction of one operation: its own, or a savepoint inside a
+/// [`Store::batch`]. Rolls back when dropped without `commit`.
+pub(crate) struct Tx<'a> {
+    /// `Some` for an own transaction (which rolls itself back on drop).
+    own: Option<Transaction<'a>>,
+    conn: &'a Connection,
+    done: bool,
+}
+
+impl Tx<'_> {
+    pub(crate) fn commit(mut self) -> rusqlite::Result<()> {
+        self.done = true;
+        match self.own.take() {
+            Some(t) => t.commit(),
+            None => self.conn.execute_batch("RELEASE portcullis_op"),
+        }
+    }
+}
+
+impl std::ops::Deref for Tx<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if !self.done && self.own.is_none() {
+            let _ = self
+                .conn
+                .execute_batch("ROLLBACK TO portcullis_op; RELEASE portcullis_op");
         }
     }
 }
