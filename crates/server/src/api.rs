@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::decider::DecideError;
 use crate::error::ApiError;
 
 type AppResult<T> = Result<T, ApiError>;
@@ -85,7 +86,7 @@ pub struct DecideBody {
 }
 
 async fn decide(state: Shared, headers: HeaderMap, body: Body<DecideBody>) -> AppResult<Response> {
-    run_decide(&state, None, &headers, body.0)
+    run_decide(&state, None, &headers, body.0).await
 }
 
 async fn decide_in_session(
@@ -94,10 +95,10 @@ async fn decide_in_session(
     headers: HeaderMap,
     body: Body<DecideBody>,
 ) -> AppResult<Response> {
-    run_decide(&state, Some(session), &headers, body.0)
+    run_decide(&state, Some(session), &headers, body.0).await
 }
 
-fn run_decide(
+async fn run_decide(
     state: &AppState,
     url_session: Option<String>,
     headers: &HeaderMap,
@@ -142,8 +143,7 @@ fn run_decide(
         input: body.input,
         cwd: body.cwd,
     };
-    let judge = state.judge(&call.cwd);
-    let judge = match judge.as_ref() {
+    let judge = match state.judge(&call.cwd) {
         Ok(j) => j,
         Err(why) => {
             // Configuration that cannot be used: deny, and say why.
@@ -156,17 +156,14 @@ fn run_decide(
             .into_response());
         }
     };
-    let outcome = state
-        .engine()
-        .decide_under(&judge.policy, &judge.facts, &call, &ctx, unix_now());
-    match outcome {
+    match state.decider.decide(judge, call, ctx).await {
         Ok(o) => {
             state
                 .metrics
                 .record(Some(o.decision.decision), started.elapsed());
             Ok(Json(o).into_response())
         }
-        Err(EngineError::SessionConflict { sources }) => {
+        Err(DecideError::Conflict(sources)) => {
             state.metrics.record(None, started.elapsed());
             let list: Vec<Value> = sources
                 .iter()
@@ -180,12 +177,12 @@ fn run_decide(
             e.extra = Some(json!({"sources": list}));
             Err(e)
         }
-        Err(EngineError::Store(e)) => {
+        Err(DecideError::Engine(why)) => {
             state.metrics.record(None, started.elapsed());
             Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "engine-error",
-                format!("no decision could be made (treat as deny): {e}"),
+                format!("no decision could be made (treat as deny): {why}"),
             ))
         }
     }
@@ -226,17 +223,17 @@ async fn register_session(
             ApiError::bad_request("bad-kind", e.to_string())
         })?,
     };
-    let engine = state.engine();
+    let store = state.store();
     if state.auth.admin(&method, &headers).is_err() {
         let parent_proven = match (&b.parent, crate::auth::bearer(&headers)) {
-            (Some(p), Some(t)) => engine.store.verify_token(p, t)?,
+            (Some(p), Some(t)) => store.verify_token(p, t)?,
             _ => false,
         };
         if !parent_proven {
             return Err(ApiError::unauthorized());
         }
     }
-    let registered = engine.store.register_session(&NewSession {
+    let registered = store.register_session(&NewSession {
         id: b.id,
         agent: b.agent,
         cwd: b.cwd,
@@ -250,7 +247,7 @@ async fn register_session(
 
 async fn list_sessions(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
     state.auth.admin(&method, &headers)?;
-    let list = state.engine().store.sessions()?;
+    let list = state.store().sessions()?;
     Ok(Json(list).into_response())
 }
 
@@ -270,7 +267,7 @@ async fn list_requests(
     Q(q): Q<ListQuery>,
 ) -> AppResult<Response> {
     state.auth.admin(&method, &headers)?;
-    let list = state.engine().store.requests(!q.all)?;
+    let list = state.store().requests(!q.all)?;
     Ok(Json(list).into_response())
 }
 
@@ -308,7 +305,7 @@ async fn resolve_request(
         crate::auth::Login::Cookie => "ui",
     };
     let (request, grant) = portcullis_engine::actions::resolve_request(
-        &state.engine().store,
+        &state.store(),
         id,
         how,
         approver,
@@ -326,8 +323,7 @@ async fn list_grants(
     state.auth.admin(&method, &headers)?;
     let now = unix_now();
     let list: Vec<_> = state
-        .engine()
-        .store
+        .store()
         .grants()?
         .into_iter()
         .filter(|g| q.all || g.is_active(now))
@@ -346,7 +342,7 @@ async fn revoke_grant(
         crate::auth::Login::Bearer => "api",
         crate::auth::Login::Cookie => "ui",
     };
-    if !portcullis_engine::actions::revoke_grant(&state.engine().store, id, by, unix_now())? {
+    if !portcullis_engine::actions::revoke_grant(&state.store(), id, by, unix_now())? {
         return Err(ApiError::not_found(format!("no active grant #{id}")));
     }
     Ok(Json(json!({"revoked": id})).into_response())
@@ -361,7 +357,7 @@ async fn audit(
     Q(filter): Q<AuditFilter>,
 ) -> AppResult<Response> {
     state.auth.admin(&method, &headers)?;
-    let rows = state.engine().store.audit_query(&filter)?;
+    let rows = state.store().audit_query(&filter)?;
     let page = filter.limit.clamp(1, portcullis_store::MAX_AUDIT_PAGE);
     let next = (rows.len() == page)
         .then(|| rows.last().map(|r| r.id))
@@ -371,7 +367,7 @@ async fn audit(
 
 async fn audit_verify(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
     state.auth.admin(&method, &headers)?;
-    let check = state.engine().store.verify_audit()?;
+    let check = state.store().verify_audit()?;
     Ok(Json(check).into_response())
 }
 

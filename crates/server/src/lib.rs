@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod decider;
 pub mod error;
 pub mod events;
 pub mod metrics;
@@ -64,7 +65,7 @@ pub struct Judge {
     pub facts: FsPaths,
 }
 
-type Cached = (Instant, Arc<Result<Judge, String>>);
+type Cached = (Instant, Result<Arc<Judge>, String>);
 
 /// Policies by working directory, reloaded after [`POLICY_TTL`].
 struct PolicyCache {
@@ -74,14 +75,14 @@ struct PolicyCache {
 }
 
 impl PolicyCache {
-    fn get(&self, cwd: &str) -> Arc<Result<Judge, String>> {
+    fn get(&self, cwd: &str) -> Result<Arc<Judge>, String> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((at, judge)) = entries.get(cwd)
             && at.elapsed() < POLICY_TTL
         {
-            return Arc::clone(judge);
+            return judge.clone();
         }
-        let judge = Arc::new(self.source.policy_for(Path::new(cwd)).map(|policy| {
+        let judge = self.source.policy_for(Path::new(cwd)).map(|policy| {
             let scopes = Scopes {
                 roots: policy.workspace.roots.clone(),
                 read_roots: policy.workspace.read_roots.clone(),
@@ -89,19 +90,22 @@ impl PolicyCache {
                 blocked_write: policy.workspace.blocked_write.clone(),
             };
             let facts = FsPaths::new(&scopes, &self.env);
-            Judge { policy, facts }
-        }));
+            Arc::new(Judge { policy, facts })
+        });
         if entries.len() > 1024 {
             entries.clear();
         }
-        entries.insert(cwd.to_string(), (Instant::now(), Arc::clone(&judge)));
+        entries.insert(cwd.to_string(), (Instant::now(), judge.clone()));
         judge
     }
 }
 
 /// What a running server shares between requests.
 pub struct AppState {
-    engine: Mutex<Engine<FsPaths>>,
+    /// Decisions: the engine on its own thread ([`decider`]).
+    pub decider: decider::Decider,
+    /// Everything else (the UI, approvals, listings): a second connection.
+    store: Mutex<Store>,
     policies: PolicyCache,
     pub auth: Auth,
     pub hosts: Hosts,
@@ -112,13 +116,13 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The engine (and its store). Held only for the length of one store
-    /// operation: SQLite work is short and serialised anyway.
-    pub fn engine(&self) -> MutexGuard<'_, Engine<FsPaths>> {
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    /// The store for people's actions and listings. Held for one operation
+    /// at a time, never across an `.await`.
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn judge(&self, cwd: &str) -> Arc<Result<Judge, String>> {
+    fn judge(&self, cwd: &str) -> Result<Arc<Judge>, String> {
         self.policies.get(cwd)
     }
 }
@@ -135,6 +139,8 @@ pub enum StartError {
     Token(#[from] auth::TokenError),
     #[error("starting the store watcher: {0}")]
     Watcher(std::io::Error),
+    #[error("starting the decision thread: {0}")]
+    Decider(std::io::Error),
 }
 
 /// Everything a server needs.
@@ -148,19 +154,25 @@ pub struct Options {
 
 /// The state of a server, plus whether its login token was just created.
 pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
-    let store = Store::open(&opts.data_dir).map_err(|source| StartError::Store {
-        dir: opts.data_dir.clone(),
-        source: Box::new(source),
-    })?;
+    let open = || {
+        Store::open(&opts.data_dir).map_err(|source| StartError::Store {
+            dir: opts.data_dir.clone(),
+            source: Box::new(source),
+        })
+    };
+    let store = open()?;
+    let admin_store = open()?;
     let (auth, created) = Auth::load_or_create(&opts.data_dir)?;
     let default_facts = FsPaths::new(&Scopes::default(), &opts.env);
     let engine = Engine::new(store, Policy::default(), default_facts);
+    let decider = decider::Decider::start(engine).map_err(StartError::Decider)?;
     let (events, _) = broadcast::channel(1024);
     let metrics = Arc::new(Metrics::default());
     let watcher = events::watch(opts.data_dir.clone(), events.clone(), Arc::clone(&metrics))
         .map_err(StartError::Watcher)?;
     let state = AppState {
-        engine: Mutex::new(engine),
+        decider,
+        store: Mutex::new(admin_store),
         policies: PolicyCache {
             source: opts.policy,
             env: opts.env,

@@ -110,9 +110,9 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
         return locked;
     }
     let (list, sessions) = {
-        let engine = state.engine();
-        let list = engine.store.requests(true);
-        let sessions = engine.store.sessions();
+        let store = state.store();
+        let list = store.requests(true);
+        let sessions = store.sessions();
         (list, sessions)
     };
     let (list, sessions) = match (list, sessions) {
@@ -141,8 +141,8 @@ async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
     if unless_person(&state, &headers).is_some() {
         return ApiError::unauthorized().into_response();
     }
-    let engine = state.engine();
-    match (engine.store.requests(true), engine.store.sessions()) {
+    let store = state.store();
+    match (store.requests(true), store.sessions()) {
         (Ok(list), Ok(sessions)) => {
             let html = requests_html(&state, &list, &sessions);
             let mut res = Html(html).into_response();
@@ -246,7 +246,7 @@ async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQu
     if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
-    let grants = match state.engine().store.grants() {
+    let grants = match state.store().grants() {
         Ok(g) => g,
         Err(e) => return store_error(&state, e),
     };
@@ -350,11 +350,8 @@ async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuer
         limit: 100,
     };
     let (rows, check) = {
-        let engine = state.engine();
-        (
-            engine.store.audit_query(&filter),
-            engine.store.verify_audit(),
-        )
+        let store = state.store();
+        (store.audit_query(&filter), store.verify_audit())
     };
     let rows = match rows {
         Ok(r) => r,
@@ -448,7 +445,7 @@ async fn sessions_page(state: Shared, headers: HeaderMap) -> Response {
     if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
-    let sessions = match state.engine().store.sessions() {
+    let sessions = match state.store().sessions() {
         Ok(s) => s,
         Err(e) => return store_error(&state, e),
     };
@@ -505,7 +502,7 @@ async fn resolve_form(
         Err(e) => return back("/", Err(e.message)),
     };
     let result = portcullis_engine::actions::resolve_request(
-        &state.engine().store,
+        &state.store(),
         id,
         how,
         "ui",
@@ -539,7 +536,7 @@ async fn revoke_form(
     if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
         return refused;
     }
-    match portcullis_engine::actions::revoke_grant(&state.engine().store, id, "ui", unix_now()) {
+    match portcullis_engine::actions::revoke_grant(&state.store(), id, "ui", unix_now()) {
         Ok(true) => back(
             "/grants",
             Ok(format!(

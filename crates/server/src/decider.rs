@@ -1,0 +1,124 @@
+//! The decision thread: one engine, fed through a queue, deciding in batches.
+//!
+//! Every decision writes (an audit row, maybe a request or a consumed
+//! grant), and SQLite has one writer at a time. Rather than HTTP workers
+//! taking turns on a lock (and sleeping on it), one thread owns the engine,
+//! drains whatever calls are waiting (up to [`MAX_BATCH`]) and decides them
+//! in order under one write transaction: one commit per batch instead of per
+//! call. Each call still sees the ones before it (a once grant is used once),
+//! and no answer leaves before its batch is committed — if the commit fails,
+//! every call of the batch gets an error (a deny at the front door).
+
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use portcullis_engine::{CallContext, Engine, EngineError, Outcome};
+use portcullis_paths::FsPaths;
+use portcullis_policy::ToolCall;
+use tokio::sync::oneshot;
+
+use crate::Judge;
+
+/// The most calls decided under one commit.
+pub const MAX_BATCH: usize = 64;
+
+/// Why a call got no decision.
+#[derive(Debug)]
+pub enum DecideError {
+    /// Different session ids from different sources.
+    Conflict(Vec<(&'static str, String)>),
+    /// The store failed (the message), or the decision thread is gone.
+    Engine(String),
+}
+
+struct Job {
+    judge: Arc<Judge>,
+    call: ToolCall,
+    ctx: CallContext,
+    reply: oneshot::Sender<Result<Outcome, DecideError>>,
+}
+
+/// The queue into the decision thread.
+pub struct Decider {
+    queue: mpsc::Sender<Job>,
+}
+
+impl Decider {
+    /// Starts the thread; it ends when the `Decider` is dropped.
+    pub fn start(engine: Engine<FsPaths>) -> std::io::Result<Decider> {
+        let (queue, jobs) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("portcullis-decide".into())
+            .spawn(move || run(engine, jobs))?;
+        Ok(Decider { queue })
+    }
+
+    /// Decides `call` with the policy and facts of `judge`.
+    pub async fn decide(
+        &self,
+        judge: Arc<Judge>,
+        call: ToolCall,
+        ctx: CallContext,
+    ) -> Result<Outcome, DecideError> {
+        let (reply, answer) = oneshot::channel();
+        let gone = || DecideError::Engine("the decision thread has stopped".into());
+        self.queue
+            .send(Job {
+                judge,
+                call,
+                ctx,
+                reply,
+            })
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+}
+
+fn run(engine: Engine<FsPaths>, jobs: mpsc::Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let now = portcullis_store::unix_now();
+        // A panic in one decision must not take the thread (and with it every
+        // later decision) down: the batch is rolled back and answered with errors.
+        let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            engine.store.batch(|_| {
+                batch
+                    .iter()
+                    .map(|job| {
+                        let j = &job.judge;
+                        engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }))
+        .unwrap_or_else(|_| {
+            Err(portcullis_store::StoreError::InvalidRequest {
+                why: "a decision panicked; its batch was rolled back".into(),
+            })
+        });
+        match decided {
+            Ok(outcomes) => {
+                for (job, outcome) in batch.into_iter().zip(outcomes) {
+                    let answer = outcome.map_err(|e| match e {
+                        EngineError::SessionConflict { sources } => DecideError::Conflict(sources),
+                        EngineError::Store(e) => DecideError::Engine(e.to_string()),
+                    });
+                    // The caller may have gone (client hung up): nothing to do.
+                    let _ = job.reply.send(answer);
+                }
+            }
+            Err(e) => {
+                let why = format!("the batch could not be committed: {e}");
+                for job in batch {
+                    let _ = job.reply.send(Err(DecideError::Engine(why.clone())));
+                }
+            }
+        }
+    }
+}
