@@ -2,6 +2,12 @@
 //! arrive, the engine). It translates arguments to calls and results to output;
 //! it decides nothing itself.
 
+// mimalloc: the server allocates and frees per request on several threads;
+// glibc malloc returned memory to the kernel and faulted it back in (madvise,
+// page faults) at every turn. Measured with bench/load/run.sh (README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod analyze;
 mod check;
 mod config_files;
