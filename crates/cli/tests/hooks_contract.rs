@@ -20,9 +20,9 @@
 //! Code, Codex and Gemini pass it as `session_id`, Cursor as `conversation_id`, pi
 //! as `session_id`.
 //!
-//! The HTTP front door does not exist yet: when it lands, it joins this test as
-//! one more door (same scenario, session from the URL path / `X-Session-ID`
-//! header / body), with the same assertions.
+//! The HTTP front door (`portcullis serve`, `POST /s/S/v1/decide`) is the
+//! seventh door: the session named by the URL path, the `X-Session-ID` header
+//! and the body at once (equal values), proven with S's token.
 
 mod support;
 
@@ -58,15 +58,18 @@ enum Door {
     Pi,
     /// `portcullis check --session S`: the library path.
     Check,
+    /// `POST /s/S/v1/decide` on `portcullis serve`.
+    Http,
 }
 
-const DOORS: [Door; 6] = [
+const DOORS: [Door; 7] = [
     Door::ClaudeCode,
     Door::Codex,
     Door::Cursor,
     Door::Gemini,
     Door::Pi,
     Door::Check,
+    Door::Http,
 ];
 
 /// A verdict as the door's caller sees it.
@@ -81,6 +84,22 @@ struct Scenario {
     sb: Sandbox,
     config: PathBuf,
     downloads: PathBuf,
+    /// S's token, which HTTP callers prove the session with.
+    token: String,
+    server: Server,
+}
+
+/// `portcullis serve` of the sandbox, killed on drop.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Scenario {
@@ -100,6 +119,27 @@ impl Scenario {
         );
         let reg = sb.cli_json(&["sessions", "register", "--id", SESSION, "--json"]);
         assert_eq!(reg["session"]["id"], SESSION);
+        let token = reg["token"].as_str().unwrap().to_string();
+        let port = support::serve::free_port();
+        let child = sb
+            .portcullis()
+            .args([
+                "serve",
+                "--config",
+                &s(&config),
+                "--addr",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("portcullis serve");
+        let server = Server { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while support::serve::http(port, "GET", "/healthz", &[], None).0 != 200 {
+            assert!(std::time::Instant::now() < deadline, "serve never answered");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         let grant = sb.cli_json(&[
             "grants",
             "add",
@@ -119,6 +159,8 @@ impl Scenario {
             sb,
             config,
             downloads,
+            token,
+            server,
         }
     }
 
@@ -248,6 +290,7 @@ impl Scenario {
                 let reply = run.reply().expect("pi always gets a reply");
                 (seen(reply["decision"].as_str().unwrap_or("?")), run.stdout)
             }
+            Door::Http => http_door(self, step),
             Door::Check => {
                 let (tool, input) = match step {
                     Step::ReadFile => ("Read", json!({ "file_path": report })),
@@ -278,6 +321,32 @@ impl Scenario {
             }
         }
     }
+}
+
+fn http_door(sc: &Scenario, step: Step) -> (Seen, String) {
+    let report = sc.dl("report.txt");
+    let (tool, input) = match step {
+        Step::ReadFile => ("Read", json!({ "file_path": report })),
+        Step::WriteFile => (
+            "Write",
+            json!({ "file_path": sc.dl("new.txt"), "content": "x" }),
+        ),
+        Step::ReadSymlinkOut => ("Read", json!({ "file_path": sc.dl("elsewhere.txt") })),
+        Step::ShellCat => ("Bash", json!({ "command": format!("cat {report}") })),
+    };
+    let body = json!({"tool": tool, "origin": "core", "input": input, "cwd": s(sc.w()), "session": SESSION});
+    let auth = format!("Bearer {}", sc.token);
+    let (status, _, text) = support::serve::http(
+        sc.server.port,
+        "POST",
+        &format!("/s/{SESSION}/v1/decide"),
+        &[("X-Session-ID", SESSION), ("Authorization", &auth)],
+        Some(&body.to_string()),
+    );
+    assert_eq!(status, 200, "{text}");
+    let d: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(d["session_status"], "active", "{d}");
+    (seen(d["decision"].as_str().unwrap_or("?")), text)
 }
 
 fn seen(word: &str) -> Seen {
@@ -342,6 +411,7 @@ fn one_scenario_one_verdict_through_every_door() {
             (Door::Gemini, Seen::Ask),
             (Door::Pi, Seen::Ask),
             (Door::Check, Seen::Ask),
+            (Door::Http, Seen::Ask),
         ]
     );
 

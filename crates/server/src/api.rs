@@ -304,13 +304,8 @@ async fn resolve_request(
         crate::auth::Login::Bearer => "api",
         crate::auth::Login::Cookie => "ui",
     };
-    let (request, grant) = portcullis_engine::actions::resolve_request(
-        &state.store(),
-        id,
-        how,
-        approver,
-        unix_now(),
-    )?;
+    let (request, grant) =
+        portcullis_engine::actions::resolve_request(&state.store(), id, how, approver, unix_now())?;
     Ok(Json(json!({"request": request, "grant": grant})).into_response())
 }
 

@@ -501,13 +501,8 @@ async fn resolve_form(
         Ok(h) => h,
         Err(e) => return back("/", Err(e.message)),
     };
-    let result = portcullis_engine::actions::resolve_request(
-        &state.store(),
-        id,
-        how,
-        "ui",
-        unix_now(),
-    );
+    let result =
+        portcullis_engine::actions::resolve_request(&state.store(), id, how, "ui", unix_now());
     match result {
         Ok((_, Some(g))) => back(
             "/",
