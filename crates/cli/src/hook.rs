@@ -155,10 +155,10 @@ fn handle(args: &HookArgs, input: &[u8]) -> Result<Reply> {
                         }
                     }
                     Some(_) => Answer::Deny(format!("{text} — a person denied request #{}", r.id)),
-                    None => Answer::Deny(notify_text(&text, r.id)),
+                    None => Answer::Deny(notify_text(&text, r.id, &engine.policy.server_addr)),
                 }
             }
-            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id)),
+            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id, &engine.policy.server_addr)),
             (_, None) => Answer::Deny(format!("{text} (no person can approve this here)")),
         },
     };
@@ -219,11 +219,12 @@ fn reasons(d: &Decision) -> String {
     format!("portcullis: {}", text.join("; "))
 }
 
-fn notify_text(reason: &str, request: i64) -> String {
+/// The deny that raised a request. It names where a person approves (the
+/// UI), not a command: the agent must not be invited to approve itself.
+fn notify_text(reason: &str, request: i64, server_addr: &str) -> String {
     format!(
-        "{reason}. A permission request (#{request}) is waiting for a person: \
-         `portcullis requests resolve {request} --scope once` (or the portcullis UI). \
-         Nothing ran; retry the same call after it is approved."
+        "{reason}. A permission request (#{request}) is waiting for a person in the portcullis UI \
+         (http://{server_addr}/#request-{request}). Nothing ran; retry the same call after it is approved."
     )
 }
 

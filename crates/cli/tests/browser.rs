@@ -96,6 +96,22 @@ async fn wait_for(c: &Client, css: &str) -> fantoccini::elements::Element {
         .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
 }
 
+/// Waits until the page's notice says `what` (a click navigates: the old
+/// page's notice must not count).
+async fn notice(c: &Client, what: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(el) = c.find(Locator::Css("p.ok")).await
+            && let Ok(t) = el.text().await
+            && t.contains(what)
+        {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "no notice saying {what:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn text(c: &Client, css: &str) -> String {
     c.find(Locator::Css(css))
         .await
@@ -172,11 +188,7 @@ async fn approve_in_chromium_then_revoke() {
         .click()
         .await
         .unwrap();
-    let notice = wait_for(&c, "p.ok").await.text().await.unwrap();
-    assert!(
-        notice.contains(&format!("Request #{id} allowed (once)")),
-        "{notice}"
-    );
+    notice(&c, &format!("Request #{id} allowed (once)")).await;
     let retry = s.check_outside_read("s1");
     assert_eq!(retry["decision"], "allow", "{retry}");
     let again = s.check_outside_read("s1");
@@ -193,7 +205,7 @@ async fn approve_in_chromium_then_revoke() {
     .click()
     .await
     .unwrap();
-    wait_for(&c, "p.ok").await;
+    notice(&c, &format!("Request #{id2} allowed (session)")).await;
     assert_eq!(s.check_outside_read("s1")["decision"], "allow");
     c.find(Locator::LinkText("Grants"))
         .await
@@ -214,8 +226,7 @@ async fn approve_in_chromium_then_revoke() {
         .click()
         .await
         .unwrap();
-    let notice = wait_for(&c, "p.ok").await.text().await.unwrap();
-    assert!(notice.contains("revoked"), "{notice}");
+    notice(&c, "revoked").await;
     let after = s.check_outside_read("s1");
     assert_eq!(
         after["decision"], "ask",

@@ -50,6 +50,9 @@
   }
 
   const events = new EventSource("/v1/events");
+  // (Re)connected: whatever happened while the stream was not open is only
+  // in the store, so reload the list once.
+  events.addEventListener("open", function () { if (page === "requests") refreshRequests(null); });
   events.addEventListener("request-new", function (e) {
     const r = JSON.parse(e.data);
     if (page === "requests") refreshRequests(r.id);

@@ -66,6 +66,22 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequestP
     }
 }
 
+/// A path parameter whose rejections are [`ApiError`]s.
+pub struct P<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<S>
+    for P<T>
+{
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        let Path(v) = Path::<T>::from_request_parts(parts, state).await?;
+        Ok(P(v))
+    }
+}
+
 // ----- decide ---------------------------------------------------------------
 
 /// A tool call, as `portcullis check --batch` reads it.
@@ -91,7 +107,7 @@ async fn decide(state: Shared, headers: HeaderMap, body: Body<DecideBody>) -> Ap
 
 async fn decide_in_session(
     state: Shared,
-    Path(session): Path<String>,
+    P(session): P<String>,
     headers: HeaderMap,
     body: Body<DecideBody>,
 ) -> AppResult<Response> {
@@ -295,7 +311,7 @@ async fn resolve_request(
     state: Shared,
     method: Method,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    P(id): P<i64>,
     Body(b): Body<ResolveBody>,
 ) -> AppResult<Response> {
     let login = state.auth.admin(&method, &headers)?;
@@ -330,7 +346,7 @@ async fn revoke_grant(
     state: Shared,
     method: Method,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    P(id): P<i64>,
 ) -> AppResult<Response> {
     let login = state.auth.admin(&method, &headers)?;
     let by = match login {

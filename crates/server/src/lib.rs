@@ -193,6 +193,16 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(api::routes())
         .merge(ui::routes())
+        .fallback(|| async {
+            error::ApiError::not_found("no such endpoint (the API is under /v1, the UI at /)")
+        })
+        .method_not_allowed_fallback(|| async {
+            error::ApiError::new(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "this endpoint does not take that method",
+            )
+        })
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), guard))
         .with_state(state)

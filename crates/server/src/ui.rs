@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -19,7 +19,7 @@ use portcullis_store::{
 use serde::Deserialize;
 
 use crate::AppState;
-use crate::api::parse_resolution;
+use crate::api::{P, parse_resolution};
 use crate::error::ApiError;
 
 const STYLE: &str = include_str!("../assets/style.css");
@@ -491,7 +491,7 @@ struct ResolveForm {
 async fn resolve_form(
     state: Shared,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    P(id): P<i64>,
     Form(f): Form<ResolveForm>,
 ) -> Response {
     if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
@@ -525,7 +525,7 @@ struct CsrfForm {
 async fn revoke_form(
     state: Shared,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    P(id): P<i64>,
     Form(f): Form<CsrfForm>,
 ) -> Response {
     if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {

@@ -384,11 +384,11 @@ pub mod reply {
     }
 
     /// The reason of a deny that raised permission request `id` (`on_ask = "notify"`).
+    /// (The fixtures run with the default `[server] addr`.)
     pub fn notify(reason: &str, id: i64) -> String {
         format!(
-            "{reason}. A permission request (#{id}) is waiting for a person: \
-             `portcullis requests resolve {id} --scope once` (or the portcullis UI). \
-             Nothing ran; retry the same call after it is approved."
+            "{reason}. A permission request (#{id}) is waiting for a person in the portcullis UI \
+             (http://127.0.0.1:7878/#request-{id}). Nothing ran; retry the same call after it is approved."
         )
     }
 
