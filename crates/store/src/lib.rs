@@ -34,6 +34,7 @@
 mod audit;
 mod error;
 mod grants;
+mod pins;
 mod requests;
 pub mod schema;
 mod sessions;
@@ -52,8 +53,8 @@ pub use error::{Result, StoreError};
 pub use sessions::MAX_SESSION_ID;
 pub use types::{
     AgentKind, AuditCheck, AuditEvent, AuditRow, Grant, GrantScope, GrantTarget, NewGrant,
-    NewRequest, NewSession, Op, ParseError, Registered, Request, RequestStatus, Resolution,
-    Session,
+    NewRequest, NewSession, Op, ParseError, Pin, PinCheck, PinStatus, Registered, Request,
+    RequestStatus, Resolution, Session,
 };
 
 /// The database file's name inside the data directory.

@@ -18,10 +18,11 @@ pub struct Migration {
 }
 
 /// Every migration, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "sessions, principals, grants, permission requests, audit log",
-    sql: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "sessions, principals, grants, permission requests, audit log",
+        sql: r#"
 -- A session and its principal: agent kind, parent, workflow. The token is
 -- stored only as its BLAKE3 hash (hex); NULL when the session was registered
 -- implicitly by a hook and no token was issued yet.
@@ -115,7 +116,29 @@ CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 "#,
-}];
+    },
+    Migration {
+        version: 2,
+        name: "MCP tool definition pins",
+        sql: r#"
+-- The definitions of MCP tools a person (or trust on first use) approved,
+-- by server and tool, as the BLAKE3 hash of their canonical JSON. A tool whose
+-- current definition has no approved pin is withheld by the bridge; its new
+-- definition waits here as `pending` until a person approves it.
+CREATE TABLE tool_pins (
+    server       TEXT NOT NULL,
+    tool         TEXT NOT NULL,
+    hash         TEXT NOT NULL,
+    definition   TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('approved', 'pending', 'rejected')),
+    created_at   INTEGER NOT NULL,
+    decided_by   TEXT,
+    decided_at   INTEGER,
+    PRIMARY KEY (server, tool, hash)
+) STRICT;
+"#,
+    },
+];
 
 /// The schema version this build writes: the number of migrations.
 pub fn current_version() -> i64 {

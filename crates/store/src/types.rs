@@ -143,6 +143,18 @@ word_enum! {
     }
 }
 
+word_enum! {
+    /// Where a pinned MCP tool definition stands.
+    PinStatus, "pin status" {
+        /// A person (or trust on first use) approved it: the tool is listed.
+        Approved => "approved",
+        /// Seen, differs from what was approved: withheld until a person decides.
+        Pending => "pending",
+        /// A person refused it: withheld.
+        Rejected => "rejected",
+    }
+}
+
 impl Resolution {
     /// The grant scope this resolution creates, `None` for [`Resolution::Deny`].
     pub fn grant_scope(self) -> Option<GrantScope> {
@@ -533,4 +545,39 @@ mod tests {
         s.revoked_at = Some(5);
         assert!(!s.is_active(0));
     }
+}
+
+/// A pinned definition of one MCP tool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pin {
+    pub server: String,
+    pub tool: String,
+    /// BLAKE3 (hex) of the canonical JSON of the definition.
+    pub hash: String,
+    /// The definition as seen (canonical JSON).
+    pub definition: serde_json::Value,
+    pub status: PinStatus,
+    pub created_at: i64,
+    /// `first-use` for trust on first use, else who decided.
+    pub decided_by: Option<String>,
+    pub decided_at: Option<i64>,
+}
+
+/// What a tool's current definition is, against its pins.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum PinCheck {
+    /// This definition is approved: list the tool.
+    Approved,
+    /// First sight, trusted on first use (now approved).
+    FirstUse,
+    /// Not approved (changed since the approved one, or first sight when
+    /// unpinned servers are refused): withhold; `previous` is the last
+    /// approved definition, if any.
+    Withheld {
+        previous: Option<Box<Pin>>,
+        pending: Box<Pin>,
+    },
+    /// A person rejected this definition: withhold.
+    Rejected,
 }
