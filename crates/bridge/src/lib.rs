@@ -1,1 +1,450 @@
+//! `portcullis mcp-bridge`: an MCP proxy an agent launches in place of the
+//! real server. Every tool the server offers is `mcp`-origin, its definition
+//! is pinned, and every call is judged by the one engine before it is
+//! forwarded.
+//!
+//! - **Pinning.** `tools/list` hashes each tool's whole definition (and the
+//!   server's instructions) and checks it against the store's pins: first
+//!   sight is trusted on first use (or refused, `refuse_unpinned`), a changed
+//!   definition is **withheld** from the list until a person approves it (the
+//!   UI's Tool changes, or `portcullis mcp pins approve`). When the server
+//!   says its list changed, the bridge re-checks and tells the client.
+//! - **Judging.** `tools/call` becomes a `ToolCall` (`mcp__NAME__tool`, origin
+//!   `mcp`, the arguments read with zero trust) decided by
+//!   `portcullis_engine::Engine`; allowed calls are forwarded, refused ones
+//!   answer a `CallToolResult` with `isError: true`, a reason the model can act
+//!   on and a structured `_meta` envelope. JSON-RPC errors are only for
+//!   malformed or unknown requests.
+//!
+//! What it is not: a policy (the engine decides) or a transport library (rmcp).
 
+pub mod pin;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use portcullis_engine::{CallContext, Engine, SessionSources};
+use portcullis_paths::FsPaths;
+use portcullis_policy::{FsAccess, Manifest, Origin, Policy, ToolCall, ToolRef, Verdict};
+use portcullis_store::{AuditEvent, NewSession, PinCheck, Store};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::RwLock;
+
+/// Why the bridge stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("starting the MCP server `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("the MCP server did not complete the handshake: {0}")]
+    Downstream(String),
+    #[error("serving the agent: {0}")]
+    Upstream(String),
+    #[error(transparent)]
+    Store(#[from] portcullis_store::StoreError),
+}
+
+/// How one bridge runs.
+pub struct Options {
+    /// The server's name: tools are `mcp__NAME__tool` to rules and grants.
+    pub name: String,
+    /// The session the calls belong to (`--session`, else `PORTCULLIS_SESSION`).
+    pub session: Option<String>,
+    /// `PORTCULLIS_SESSION` of this process, for the one resolver.
+    pub env_session: Option<String>,
+    /// Refuse first sight of a tool instead of trusting it on first use.
+    pub refuse_unpinned: bool,
+    /// The server is trusted (configuration): its annotations may loosen —
+    /// a tool marked `readOnlyHint` has its path arguments judged as reads.
+    /// Untrusted servers' annotations never loosen anything.
+    pub trusted: bool,
+    /// Where calls are judged from (paths in arguments are relative to it).
+    pub cwd: String,
+    pub policy: Policy,
+    pub facts: FsPaths,
+    pub data_dir: PathBuf,
+}
+
+struct Shared {
+    name: String,
+    cwd: String,
+    refuse_unpinned: bool,
+    trusted: bool,
+    sources: SessionSources,
+    ui_base: String,
+    engine: Mutex<Engine<FsPaths>>,
+    downstream: RwLock<Option<Peer<RoleClient>>>,
+    /// The server's `instructions` (part of every pin), once connected.
+    instructions: std::sync::OnceLock<Option<String>>,
+    /// The tools currently offered (approved definitions), by name.
+    offered: RwLock<HashMap<String, Tool>>,
+    /// The agent's side, once it initialized: for `list_changed`.
+    upstream: RwLock<Option<Peer<RoleServer>>>,
+}
+
+/// The agent-facing server.
+#[derive(Clone)]
+pub struct Bridge {
+    shared: Arc<Shared>,
+}
+
+/// The server-facing client: hears `list_changed`.
+#[derive(Clone)]
+struct Downstream {
+    shared: Arc<Shared>,
+}
+
+impl ClientHandler for Downstream {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Re-check the pins first; only then tell the agent to list again.
+        let _ = Bridge {
+            shared: Arc::clone(&self.shared),
+        }
+        .refresh()
+        .await;
+        if let Some(up) = self.shared.upstream.read().await.as_ref() {
+            let _ = up.notify_tool_list_changed().await;
+        }
+    }
+}
+
+/// Runs a bridge on stdin/stdout in front of the stdio server `command`.
+pub async fn run_stdio(opts: Options, command: tokio::process::Command) -> Result<(), BridgeError> {
+    let shown = format!("{:?}", command.as_std());
+    let store = Store::open(&opts.data_dir)?;
+    if let Some(id) = opts.session.as_ref().or(opts.env_session.as_ref()) {
+        store.ensure_session(&NewSession {
+            id: id.clone(),
+            agent: Some(format!("mcp-bridge:{}", opts.name)),
+            cwd: Some(opts.cwd.clone()),
+            ..Default::default()
+        })?;
+    }
+    let ui_base = format!("http://{}", opts.policy.server_addr);
+    let shared = Arc::new(Shared {
+        name: opts.name.clone(),
+        cwd: opts.cwd.clone(),
+        refuse_unpinned: opts.refuse_unpinned,
+        trusted: opts.trusted,
+        sources: SessionSources {
+            body: opts.session.clone(),
+            env: opts.env_session.clone(),
+            ..Default::default()
+        },
+        ui_base,
+        engine: Mutex::new(Engine::new(store, opts.policy, opts.facts)),
+        downstream: RwLock::new(None),
+        instructions: std::sync::OnceLock::new(),
+        offered: RwLock::new(HashMap::new()),
+        upstream: RwLock::new(None),
+    });
+    let transport =
+        rmcp::transport::TokioChildProcess::new(command).map_err(|source| BridgeError::Spawn {
+            command: shown,
+            source,
+        })?;
+    let client: RunningService<RoleClient, Downstream> = Downstream {
+        shared: Arc::clone(&shared),
+    }
+    .serve(transport)
+    .await
+    .map_err(|e| BridgeError::Downstream(e.to_string()))?;
+    let instructions = client
+        .peer()
+        .peer_info()
+        .and_then(|i| i.instructions.clone());
+    // `instructions` is part of every pin: set it before the first list.
+    let _ = shared.instructions.set(instructions);
+    *shared.downstream.write().await = Some(client.peer().clone());
+    let bridge = Bridge { shared };
+    let server = bridge
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| BridgeError::Upstream(e.to_string()))?;
+    let _ = server.waiting().await;
+    let _ = client.cancel().await;
+    Ok(())
+}
+
+impl Bridge {
+    fn now() -> i64 {
+        portcullis_store::unix_now()
+    }
+
+    fn audit(&self, kind: &str, tool: &str, detail: Value) {
+        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = engine.store.append_audit(
+            &AuditEvent {
+                kind: kind.into(),
+                session: self
+                    .shared
+                    .sources
+                    .body
+                    .clone()
+                    .or(self.shared.sources.env.clone()),
+                tool: Some(format!("mcp__{}__{tool}", self.shared.name)),
+                verdict: None,
+                detail,
+            },
+            Self::now(),
+        );
+    }
+
+    /// Lists the server's tools and keeps those whose definition is approved.
+    async fn refresh(&self) -> Result<Vec<Tool>, ErrorData> {
+        let peer = self.shared.downstream.read().await.clone();
+        let Some(peer) = peer else {
+            return Err(ErrorData::internal_error(
+                "the MCP server is not connected",
+                None,
+            ));
+        };
+        let tools = peer.list_all_tools().await.map_err(|e| {
+            ErrorData::internal_error(
+                format!("the MCP server failed to list its tools: {e}"),
+                None,
+            )
+        })?;
+        let mut offered = Vec::new();
+        for tool in tools {
+            let definition = serde_json::to_value(&tool).unwrap_or(Value::Null);
+            let (pinned, hash) = pin::pin_of(
+                &definition,
+                self.shared.instructions.get().cloned().flatten().as_deref(),
+            );
+            let check = {
+                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                engine.store.check_pin(
+                    &self.shared.name,
+                    &tool.name,
+                    &hash,
+                    &pinned,
+                    !self.shared.refuse_unpinned,
+                    Self::now(),
+                )
+            };
+            match check {
+                Ok(PinCheck::Approved) => offered.push(tool),
+                Ok(PinCheck::FirstUse) => {
+                    self.audit(
+                        "tool-pinned",
+                        &tool.name,
+                        json!({"hash": hash, "by": "first-use"}),
+                    );
+                    offered.push(tool);
+                }
+                Ok(PinCheck::Withheld { previous, .. }) => {
+                    self.audit(
+                        "tool-withheld",
+                        &tool.name,
+                        json!({"hash": hash, "approved": previous.map(|p| p.hash)}),
+                    );
+                }
+                Ok(PinCheck::Rejected) => {}
+                // Fail closed: a tool whose pin cannot be checked is not offered.
+                Err(_) => {}
+            }
+        }
+        let mut map = self.shared.offered.write().await;
+        *map = offered
+            .iter()
+            .map(|t| (t.name.to_string(), t.clone()))
+            .collect();
+        Ok(offered)
+    }
+
+    fn refusal(text: String, envelope: Value) -> CallToolResponse {
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.meta = serde_json::from_value(envelope).ok();
+        result.into()
+    }
+}
+
+impl ServerHandler for Bridge {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        );
+        info.server_info = Implementation::new(
+            format!("portcullis-bridge:{}", self.shared.name),
+            env!("CARGO_PKG_VERSION"),
+        );
+        info.instructions = self.shared.instructions.get().cloned().flatten();
+        info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        *self.shared.upstream.write().await = Some(context.peer.clone());
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.refresh().await?;
+        Ok(ListToolsResult {
+            tools,
+            ..Default::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.shared.offered.read().await.is_empty() {
+            self.refresh().await?;
+        }
+        let full = format!("mcp__{}__{name}", self.shared.name);
+        if !self.shared.offered.read().await.contains_key(&name) {
+            let withheld = {
+                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                engine
+                    .store
+                    .pins(true)
+                    .map(|p| {
+                        p.iter()
+                            .any(|p| p.server == self.shared.name && p.tool == name)
+                    })
+                    .unwrap_or(false)
+            };
+            if withheld {
+                let text = format!(
+                    "portcullis: `{full}` is withheld: its definition changed since it was approved. A person must approve the new definition in the portcullis UI ({}/#tool-changes) before it can be used.",
+                    self.shared.ui_base
+                );
+                return Ok(Self::refusal(
+                    text,
+                    json!({"portcullis": {"decision": "deny", "reason": "tool-definition-changed"}}),
+                ));
+            }
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let input = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or_else(|| json!({}));
+        let read_only = self.shared.trusted
+            && self
+                .shared
+                .offered
+                .read()
+                .await
+                .get(&name)
+                .is_some_and(|t| {
+                    t.annotations
+                        .as_ref()
+                        .is_some_and(|a| a.read_only_hint == Some(true))
+                });
+        let call = ToolCall {
+            tool: ToolRef {
+                name: full.clone(),
+                origin: Origin::Mcp,
+                server: Some(self.shared.name.clone()),
+                manifest: read_only.then(|| Manifest {
+                    filesystem: FsAccess::Read,
+                    ..Default::default()
+                }),
+            },
+            input,
+            cwd: self.shared.cwd.clone(),
+        };
+        let ctx = CallContext {
+            sources: self.shared.sources.clone(),
+            token: None,
+            require_token: false,
+        };
+        let outcome = {
+            let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+            engine.decide(&call, &ctx, Self::now())
+        };
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                let text = format!("portcullis could not judge this call and refuses it: {e}");
+                return Ok(Self::refusal(
+                    text,
+                    json!({"portcullis": {"decision": "deny", "reason": "engine-error"}}),
+                ));
+            }
+        };
+        if outcome.decision.decision == Verdict::Allow {
+            let peer = self.shared.downstream.read().await.clone();
+            let Some(peer) = peer else {
+                return Err(ErrorData::internal_error(
+                    "the MCP server is not connected",
+                    None,
+                ));
+            };
+            return peer.call_tool_once(request).await.map_err(|e| {
+                ErrorData::internal_error(format!("the MCP server failed: {e}"), None)
+            });
+        }
+        let mut reasons: Vec<&str> = outcome
+            .decision
+            .reasons
+            .iter()
+            .map(|r| r.message.as_str())
+            .collect();
+        reasons.dedup();
+        let verdict = outcome.decision.decision.as_str();
+        let (text, remediation, url) = match &outcome.request {
+            Some(r) => {
+                let url = format!("{}/#request-{}", self.shared.ui_base, r.id);
+                (
+                    format!(
+                        "portcullis refused `{full}`: {}. A permission request (#{}) is waiting for a person in the portcullis UI ({url}). Nothing ran; retry the same call after it is approved.",
+                        reasons.join("; "),
+                        r.id
+                    ),
+                    if r.eligible {
+                        "available"
+                    } else {
+                        "unavailable"
+                    },
+                    Some(url),
+                )
+            }
+            None => (
+                format!("portcullis refused `{full}`: {}.", reasons.join("; ")),
+                "unavailable",
+                None,
+            ),
+        };
+        let envelope = json!({
+            "io.modelcontextprotocol/authorization": {
+                "reason": "insufficient_authorization",
+                "remediation": remediation,
+                "remediationHints": url.iter().map(|u| json!({"url": u})).collect::<Vec<_>>(),
+            },
+            "portcullis": {
+                "decision": verdict,
+                "reasons": outcome.decision.reasons.iter().map(|r| json!({"code": r.code, "rule": r.rule})).collect::<Vec<_>>(),
+                "request": outcome.request.as_ref().map(|r| r.id),
+                "eligible": outcome.request.as_ref().map(|r| r.eligible),
+                "ui": url,
+                "audit": outcome.audit_id,
+            }
+        });
+        Ok(Self::refusal(text, envelope))
+    }
+}

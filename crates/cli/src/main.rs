@@ -14,6 +14,7 @@ mod config_files;
 mod export;
 mod hook;
 mod install;
+mod mcp;
 mod serve;
 mod state;
 
@@ -51,6 +52,11 @@ enum Commands {
     Export(export::ExportCmd),
     /// Serve the HTTP API and the approval UI (prints the URL to open).
     Serve(serve::ServeArgs),
+    /// Run an MCP server behind portcullis: `portcullis mcp-bridge --name NAME -- CMD ARGS…`.
+    McpBridge(mcp::BridgeArgs),
+    /// MCP tool definition pins: list, approve, reject.
+    #[command(subcommand)]
+    Mcp(mcp::McpCmd),
     /// Sessions: register, list, revoke.
     #[command(subcommand)]
     Sessions(state::SessionsCmd),
@@ -87,6 +93,8 @@ fn main() -> ExitCode {
         Commands::Doctor(args) => install::doctor(&args),
         Commands::Export(cmd) => export::run(&cmd),
         Commands::Serve(args) => serve::run(&args),
+        Commands::McpBridge(args) => mcp::bridge(&args),
+        Commands::Mcp(cmd) => mcp::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),
         Commands::Requests(cmd) => state::requests(&cmd),

@@ -293,7 +293,7 @@ fn target_text(t: &GrantTarget) -> String {
 
 /// Records a person's act from the command line in the audit log.
 /// Who approves from this command line.
-fn approver() -> String {
+pub fn approver() -> String {
     std::env::var("USER")
         .map(|u| format!("cli:{u}"))
         .unwrap_or_else(|_| "cli".into())

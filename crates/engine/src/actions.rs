@@ -2,7 +2,7 @@
 //! request, revoke a grant or a session. Every front door (CLI, HTTP, UI) goes
 //! through these, so each action is audited the same way wherever it came from.
 
-use portcullis_store::{AuditEvent, Grant, Request, Resolution, Store, StoreError};
+use portcullis_store::{AuditEvent, Grant, Pin, Request, Resolution, Store, StoreError};
 
 /// Resolves a pending request and records who did it. `approver` names the
 /// person and the front door (`cli:alice`, `ui`).
@@ -76,6 +76,35 @@ pub fn revoke_session(store: &Store, id: &str, by: &str, now: i64) -> Result<boo
         )?;
     }
     Ok(revoked)
+}
+
+/// Approves or rejects a pending MCP tool definition.
+pub fn decide_pin(
+    store: &Store,
+    server: &str,
+    tool: &str,
+    hash: &str,
+    approve: bool,
+    by: &str,
+    now: i64,
+) -> Result<Pin, StoreError> {
+    let pin = store.decide_pin(server, tool, hash, approve, by, now)?;
+    store.append_audit(
+        &AuditEvent {
+            kind: if approve {
+                "tool-approved"
+            } else {
+                "tool-rejected"
+            }
+            .into(),
+            session: None,
+            tool: Some(format!("mcp__{server}__{tool}")),
+            verdict: None,
+            detail: serde_json::json!({"server": server, "tool": tool, "hash": hash, "by": by}),
+        },
+        now,
+    )?;
+    Ok(pin)
 }
 
 fn record(

@@ -85,7 +85,27 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
         let (server, tool) = mcp_names(call);
         out.tool_rule_name = format!("mcp__{server}__{tool}");
         out.items.push(Effect::McpCall { server, tool });
+        let start = out.items.len();
         zero_trust(input, &mut out.items, "");
+        // A manifest from trusted configuration (or from a bridge in front of a
+        // server configured trusted) may say the tool only reads: its path
+        // arguments are then reads, not writes. Nothing else loosens.
+        let reads_only = call
+            .tool
+            .manifest
+            .as_ref()
+            .or_else(|| policy.manifest_for(&call.tool.name, origin))
+            .is_some_and(|m| m.filesystem == FsAccess::Read && !m.shell);
+        if reads_only {
+            for e in &mut out.items[start..] {
+                if let Effect::Write { path, dynamic } = e {
+                    *e = Effect::Read {
+                        path: std::mem::take(path),
+                        dynamic: *dynamic,
+                    };
+                }
+            }
+        }
         return out;
     }
     if origin == Origin::Core {

@@ -1,8 +1,8 @@
 //! The decision function's semantics, without a file system (lexical facts).
 
 use portcullis_policy::{
-    Decision, Layer, LayerKind, LexicalFacts, Manifest, Origin, Policy, ToolCall, ToolRef, Verdict,
-    decide,
+    Decision, Effect, FsAccess, Layer, LayerKind, LexicalFacts, Manifest, Origin, Policy, ToolCall,
+    ToolRef, Verdict, decide,
 };
 use serde_json::{Value, json};
 
@@ -466,4 +466,43 @@ fn a_shell_tools_start_directory_is_where_relative_paths_resolve() {
         shell(json!({"command": "cat id_rsa", "dir_path": "/home/dev/.ssh'; echo '"})),
         Verdict::Allow
     );
+}
+
+#[test]
+fn an_mcp_tools_paths_are_writes_unless_a_trusted_manifest_says_reads() {
+    let p = policy("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+    let mut c = call(
+        "mcp__fs__read_text_file",
+        Origin::Mcp,
+        json!({"path": "/home/dev/proj/notes.md"}),
+    );
+    let d = decide(&c, &p, &facts());
+    assert!(
+        d.effects.iter().any(|e| matches!(e, Effect::Write { .. })),
+        "zero trust: {d:?}"
+    );
+    assert_eq!(d.decision, Verdict::Ask);
+
+    // The bridge in front of a trusted server passes its read-only tools a
+    // manifest: the same path is a read, inside the workspace, allowed.
+    c.tool.manifest = Some(Manifest {
+        filesystem: FsAccess::Read,
+        ..Default::default()
+    });
+    let d = decide(&c, &p, &facts());
+    assert!(
+        d.effects.iter().all(|e| !matches!(e, Effect::Write { .. })),
+        "{d:?}"
+    );
+    assert_eq!(d.decision, Verdict::Allow, "{d:?}");
+    // A read outside the workspace still asks; a shell-capable manifest loosens nothing.
+    c.input = json!({"path": "/etc/passwd"});
+    assert_eq!(decide(&c, &p, &facts()).decision, Verdict::Ask);
+    c.input = json!({"path": "/home/dev/proj/notes.md"});
+    c.tool.manifest = Some(Manifest {
+        filesystem: FsAccess::Read,
+        shell: true,
+        ..Default::default()
+    });
+    assert_eq!(decide(&c, &p, &facts()).decision, Verdict::Ask);
 }

@@ -1,0 +1,182 @@
+//! `portcullis mcp-bridge` (the MCP proxy) and `portcullis mcp pins` (the
+//! approved tool definitions).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use portcullis_paths::{Environment, FsPaths, Scopes};
+
+use crate::config_files;
+use crate::state::StoreArgs;
+
+#[derive(clap::Args)]
+pub struct BridgeArgs {
+    /// The server's name: its tools are `mcp__NAME__tool` to rules and grants.
+    #[arg(long)]
+    name: String,
+    /// The session the calls belong to (else `PORTCULLIS_SESSION`).
+    #[arg(long)]
+    session: Option<String>,
+    /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Withhold tools seen for the first time until a person approves them
+    /// (default: trust on first use).
+    #[arg(long)]
+    refuse_unpinned: bool,
+    /// Trust the server's annotations to loosen: tools marked `readOnlyHint`
+    /// have their path arguments judged as reads (default: annotations only
+    /// tighten).
+    #[arg(long)]
+    trusted: bool,
+    /// The MCP server's command and arguments, after `--`.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
+    let name_ok = !args.name.is_empty()
+        && args.name.len() <= 64
+        && args
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !args.name.contains("__");
+    if !name_ok {
+        bail!(
+            "--name {:?}: use letters, digits, `-` and `_` (no `__`), at most 64",
+            args.name
+        );
+    }
+    let env = Environment::from_process();
+    let cwd = std::env::current_dir().context("finding the current directory")?;
+    let policy = config_files::load(args.config.as_deref(), &cwd, &env)
+        .context("reading the configuration")?;
+    let scopes = Scopes {
+        roots: policy.workspace.roots.clone(),
+        read_roots: policy.workspace.read_roots.clone(),
+        blocked: policy.workspace.blocked.clone(),
+        blocked_write: policy.workspace.blocked_write.clone(),
+    };
+    let facts = FsPaths::new(&scopes, &env);
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(portcullis_store::default_data_dir);
+    let mut command = tokio::process::Command::new(&args.command[0]);
+    command.args(&args.command[1..]).kill_on_drop(true);
+    let opts = portcullis_bridge::Options {
+        name: args.name.clone(),
+        session: args.session.clone(),
+        env_session: std::env::var("PORTCULLIS_SESSION").ok(),
+        refuse_unpinned: args.refuse_unpinned,
+        trusted: args.trusted,
+        cwd: cwd.to_string_lossy().into_owned(),
+        policy,
+        facts,
+        data_dir,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(portcullis_bridge::run_stdio(opts, command))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+pub enum McpCmd {
+    /// Tool definition pins: list, approve, reject.
+    #[command(subcommand)]
+    Pins(PinsCmd),
+}
+
+#[derive(Subcommand)]
+pub enum PinsCmd {
+    /// Pinned definitions (pending ones only with --pending).
+    List {
+        #[arg(long)]
+        pending: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Approve a pending definition: the tool is offered again.
+    Approve {
+        server: String,
+        tool: String,
+        /// The definition's hash (from `list`).
+        hash: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Reject a pending definition: the tool stays withheld.
+    Reject {
+        server: String,
+        tool: String,
+        hash: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+pub fn run(cmd: &McpCmd) -> Result<ExitCode> {
+    let McpCmd::Pins(cmd) = cmd;
+    match cmd {
+        PinsCmd::List { pending, store } => {
+            let pins = store.open()?.pins(*pending)?;
+            if store.json {
+                println!("{}", serde_json::to_string(&pins)?);
+            } else {
+                for p in &pins {
+                    println!(
+                        "{}\t{}\t{}\t{}",
+                        p.server,
+                        p.tool,
+                        p.status.as_str(),
+                        p.hash
+                    );
+                }
+            }
+        }
+        PinsCmd::Approve {
+            server,
+            tool,
+            hash,
+            store,
+        }
+        | PinsCmd::Reject {
+            server,
+            tool,
+            hash,
+            store,
+        } => {
+            let approve = matches!(cmd, PinsCmd::Approve { .. });
+            let s = store.open()?;
+            let pin = portcullis_engine::actions::decide_pin(
+                &s,
+                server,
+                tool,
+                hash,
+                approve,
+                &crate::state::approver(),
+                crate::state::now(),
+            )?;
+            if store.json {
+                println!("{}", serde_json::to_string(&pin)?);
+            } else {
+                println!(
+                    "{} {tool} on {server} ({hash}): {}",
+                    if approve { "approved" } else { "rejected" },
+                    pin.status.as_str()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
