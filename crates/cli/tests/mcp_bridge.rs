@@ -1,0 +1,318 @@
+//! `portcullis mcp-bridge` in front of real MCP servers from the npm registry
+//! (`e2e/package.json`), driven by rmcp's client as an agent would:
+//! `@modelcontextprotocol/server-filesystem` (reads in the workspace allowed,
+//! reads outside refused with a request, writes under a deny rule refused,
+//! the session-grant flow), `@modelcontextprotocol/server-everything` (the
+//! whole tool list proxied intact), and a rug-pull server (`e2e/mcp/`) whose
+//! changed tool is withheld until a person approves it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+fn e2e() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../e2e")
+}
+
+fn bin(name: &str) -> PathBuf {
+    let p = e2e().join("node_modules/.bin").join(name);
+    assert!(
+        p.exists(),
+        "{} missing: run `npm ci --prefix e2e` (.ci/run does)",
+        p.display()
+    );
+    p
+}
+
+struct World {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    work: PathBuf,
+    outside: PathBuf,
+}
+
+impl World {
+    fn new(config: &str) -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let work = root.join("work");
+        let outside = root.join("outside");
+        std::fs::create_dir_all(work.join(".git")).unwrap();
+        std::fs::create_dir_all(work.join("docs")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        std::fs::write(work.join("docs/a.txt"), "inside the workspace\n").unwrap();
+        std::fs::write(outside.join("notes.txt"), "outside the workspace\n").unwrap();
+        std::fs::write(root.join("config.toml"), config).unwrap();
+        World {
+            _tmp: tmp,
+            root,
+            work,
+            outside,
+        }
+    }
+
+    /// `portcullis` with this world's home, configuration and data.
+    fn portcullis(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        self.env(&mut c);
+        c
+    }
+
+    fn env(&self, c: &mut std::process::Command) {
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.join("home"))
+            .env("PORTCULLIS_DATA_DIR", self.root.join("data"))
+            .env("PORTCULLIS_CONFIG", self.root.join("config.toml"))
+            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("none.toml"))
+            .current_dir(&self.work);
+    }
+
+    fn cli_json(&self, args: &[&str]) -> Value {
+        let out = self.portcullis().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// The bridge in front of `server…`, as an agent would launch it.
+    async fn bridge(&self, extra: &[&str], server: &[&Path]) -> RunningService<RoleClient, Agent> {
+        let mut std = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        self.env(&mut std);
+        std.arg("mcp-bridge").args(extra).arg("--");
+        std.args(server);
+        let mut cmd = tokio::process::Command::from(std);
+        cmd.kill_on_drop(true);
+        Agent::default()
+            .serve(TokioChildProcess::new(cmd).expect("spawn the bridge"))
+            .await
+            .expect("the bridge completes the MCP handshake")
+    }
+}
+
+/// The agent side: counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Agent {
+    list_changed: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Agent {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn call(c: &RunningService<RoleClient, Agent>, tool: &str, args: Value) -> CallToolResult {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    c.call_tool(params)
+        .await
+        .expect("a tool result, not a protocol error")
+}
+
+fn text(r: &CallToolResult) -> String {
+    serde_json::to_value(&r.content).unwrap().to_string()
+}
+
+fn refused(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_server_reads_allowed_refusals_are_tool_errors_and_grants_work() {
+    let w = World::new(
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\", \"mcp__fs__list_directory\"]\ndeny = [\"mcp__fs__write_file\"]\n",
+    );
+    let c = w
+        .bridge(
+            &["--name", "fs", "--session", "s1", "--trusted"],
+            &[&bin("mcp-server-filesystem"), &w.work, &w.outside],
+        )
+        .await;
+    let tools = c.list_all_tools().await.unwrap();
+    assert!(
+        tools.iter().any(|t| t.name == "read_text_file"),
+        "{tools:?}"
+    );
+
+    // Inside the workspace: allowed, and the server's answer comes back.
+    let inside = w.work.join("docs/a.txt");
+    let r = call(&c, "read_text_file", json!({"path": inside})).await;
+    assert!(!refused(&r), "{r:?}");
+    assert!(text(&r).contains("inside the workspace"), "{r:?}");
+
+    // Outside the workspace: a tool error the model can act on, with a request.
+    let outside = w.outside.join("notes.txt");
+    let r = call(&c, "read_text_file", json!({"path": outside})).await;
+    assert!(refused(&r), "{r:?}");
+    assert!(
+        !text(&r).contains("outside the workspace\\n"),
+        "nothing was read"
+    );
+    let meta = serde_json::to_value(&r.meta).unwrap();
+    assert_eq!(meta["portcullis"]["decision"], "ask", "{meta}");
+    assert_eq!(
+        meta["io.modelcontextprotocol/authorization"]["remediation"],
+        "available"
+    );
+    let request = meta["portcullis"]["request"]
+        .as_i64()
+        .expect("a request id");
+    assert!(text(&r).contains(&format!("#{request}")));
+
+    // A write under a deny rule: refused, not eligible, the file untouched.
+    let target = w.work.join("docs/new.txt");
+    let r = call(&c, "write_file", json!({"path": target, "content": "x"})).await;
+    assert!(refused(&r));
+    assert_eq!(
+        serde_json::to_value(&r.meta).unwrap()["portcullis"]["decision"],
+        "deny"
+    );
+    assert!(!target.exists());
+
+    // A person allows the request for the session: the retry goes through.
+    w.cli_json(&[
+        "requests",
+        "resolve",
+        &request.to_string(),
+        "--scope",
+        "session",
+        "--json",
+    ]);
+    let r = call(&c, "read_text_file", json!({"path": outside})).await;
+    assert!(!refused(&r), "{r:?}");
+    assert!(text(&r).contains("outside the workspace"));
+
+    // Every call is audited under the session, with the MCP tool's full name.
+    let rows = w.cli_json(&["audit", "tail", "--n", "50", "--json"]);
+    let decisions: Vec<&Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["event"]["kind"] == "decision" || r["event"]["kind"] == "grant-used")
+        .collect();
+    assert_eq!(decisions.len(), 4, "{rows}");
+    for d in &decisions {
+        assert_eq!(d["event"]["session"], "s1");
+        assert!(
+            d["event"]["tool"]
+                .as_str()
+                .unwrap()
+                .starts_with("mcp__fs__")
+        );
+    }
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrusted_annotations_loosen_nothing() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+    let c = w
+        .bridge(
+            &["--name", "fs", "--session", "s1"],
+            &[&bin("mcp-server-filesystem"), &w.work],
+        )
+        .await;
+    // Without --trusted, readOnlyHint is a claim: the path is judged as a write.
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"path": w.work.join("docs/a.txt")}),
+    )
+    .await;
+    assert!(refused(&r), "{r:?}");
+    c.cancel().await.unwrap();
+}
+
+/// The definitions an agent sees, keyed by name.
+fn by_name(tools: &[Tool]) -> std::collections::BTreeMap<String, Value> {
+    tools
+        .iter()
+        .map(|t| (t.name.to_string(), serde_json::to_value(t).unwrap()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_server_tool_list_is_proxied_intact() {
+    let w = World::new("mode = \"ask\"\n");
+    let mut direct = tokio::process::Command::new(bin("mcp-server-everything"));
+    direct.kill_on_drop(true).current_dir(&w.work);
+    let direct = Agent::default()
+        .serve(TokioChildProcess::new(direct).unwrap())
+        .await
+        .expect("server-everything directly");
+    let expected = by_name(&direct.list_all_tools().await.unwrap());
+    assert!(expected.len() >= 5, "{expected:?}");
+    let bridged = w
+        .bridge(&["--name", "everything"], &[&bin("mcp-server-everything")])
+        .await;
+    let got = by_name(&bridged.list_all_tools().await.unwrap());
+    assert_eq!(got, expected, "every tool, every field, through the bridge");
+    // Nothing is allowed without a rule: a refusal, as a tool result.
+    let r = call(&bridged, "echo", json!({"message": "hi"})).await;
+    assert!(refused(&r), "{r:?}");
+    direct.cancel().await.unwrap();
+    bridged.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_is_withheld_until_a_person_approves_it() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__rug__*\"]\n");
+    let node = std::path::PathBuf::from("node");
+    let script = e2e().join("mcp/rug_pull_server.mjs");
+    let c = w
+        .bridge(&["--name", "rug", "--session", "s1"], &[&node, &script])
+        .await;
+    let agent = c.service().clone();
+
+    let first = c.list_all_tools().await.unwrap();
+    assert_eq!(first.len(), 2, "both tools pinned on first use: {first:?}");
+    let r = call(&c, "echo", json!({"text": "hi"})).await;
+    assert!(!refused(&r) && text(&r).contains("echo: hi"), "{r:?}");
+
+    // The server changes `echo` and says so; the bridge re-checks and tells us.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while agent.list_changed.load(Ordering::SeqCst) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no list_changed reached the agent"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let second = c.list_all_tools().await.unwrap();
+    let names: Vec<&str> = second.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["stable"], "the changed tool is withheld");
+    let r = call(&c, "echo", json!({"text": "hi"})).await;
+    assert!(refused(&r) && text(&r).contains("withheld"), "{r:?}");
+
+    // The person sees the pending definition and approves it: it is back.
+    let pending = w.cli_json(&["mcp", "pins", "list", "--pending", "--json"]);
+    let pin = &pending.as_array().unwrap()[0];
+    assert_eq!(
+        (pin["server"].as_str(), pin["tool"].as_str()),
+        (Some("rug"), Some("echo"))
+    );
+    assert!(
+        pin["definition"]["tool"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("<IMPORTANT>")
+    );
+    let hash = pin["hash"].as_str().unwrap();
+    w.cli_json(&["mcp", "pins", "approve", "rug", "echo", hash, "--json"]);
+    let third = c.list_all_tools().await.unwrap();
+    assert_eq!(third.len(), 2, "{third:?}");
+    assert!(!refused(&call(&c, "echo", json!({"text": "again"})).await));
+    c.cancel().await.unwrap();
+}
