@@ -316,3 +316,65 @@ async fn a_changed_tool_is_withheld_until_a_person_approves_it() {
     assert!(!refused(&call(&c, "echo", json!({"text": "again"})).await));
     c.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_sees_the_same_bridge() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+    let mut c = std::process::Command::new("python3");
+    w.env(&mut c);
+    let inside = w.work.join("docs/a.txt");
+    let outside = w.outside.join("notes.txt");
+    c.arg(e2e().join("mcp/python_client.py"))
+        .arg(&inside)
+        .arg(&outside)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_portcullis"))
+        .args([
+            "mcp-bridge",
+            "--name",
+            "fs",
+            "--session",
+            "py",
+            "--trusted",
+            "--",
+        ])
+        .arg(bin("mcp-server-filesystem"))
+        .arg(&w.work)
+        .arg(&w.outside);
+    let out = tokio::task::spawn_blocking(move || c.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python client (pip install mcp; .ci/run does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["server"], "portcullis-bridge:fs");
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "read_text_file"),
+        "{v}"
+    );
+    assert_eq!(v["calls"][0]["is_error"], false, "{v}");
+    assert!(
+        v["calls"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("inside the workspace")
+    );
+    assert_eq!(v["calls"][1]["is_error"], true, "{v}");
+    assert_eq!(
+        v["calls"][1]["meta"]["portcullis"]["decision"], "ask",
+        "{v}"
+    );
+    assert!(
+        v["calls"][1]["meta"]["portcullis"]["request"]
+            .as_i64()
+            .is_some()
+    );
+}
