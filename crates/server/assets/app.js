@@ -58,7 +58,17 @@
     if (page === "requests") refreshRequests(r.id);
     notify(r);
   });
-  for (const kind of ["request-updated", "request-resolved", "resync"]) {
+  events.addEventListener("pin-pending", function (e) {
+    const p = JSON.parse(e.data);
+    if (page === "requests") refreshRequests(null);
+    if ("Notification" in window && Notification.permission === "granted") {
+      new Notification("portcullis: mcp__" + p.server + "__" + p.tool + " changed", {
+        body: "Withheld until you approve its new definition.",
+        tag: "portcullis-pin-" + p.hash,
+      });
+    }
+  });
+  for (const kind of ["request-updated", "request-resolved", "pin-decided", "resync"]) {
     events.addEventListener(kind, function () { if (page === "requests") refreshRequests(null); });
   }
   for (const kind of ["grant-added", "grant-ended"]) {

@@ -34,6 +34,8 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/v1/requests/{id}/resolve", post(resolve_request))
         .route("/v1/grants", get(list_grants))
         .route("/v1/grants/{id}", delete(revoke_grant))
+        .route("/v1/pins", get(list_pins))
+        .route("/v1/pins/resolve", post(resolve_pin))
         .route("/v1/audit", get(audit))
         .route("/v1/audit/verify", get(audit_verify))
         .route("/v1/events", get(events))
@@ -357,6 +359,57 @@ async fn revoke_grant(
         return Err(ApiError::not_found(format!("no active grant #{id}")));
     }
     Ok(Json(json!({"revoked": id})).into_response())
+}
+
+// ----- MCP tool definition pins ---------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinsQuery {
+    #[serde(default)]
+    pending: bool,
+}
+
+async fn list_pins(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Q(q): Q<PinsQuery>,
+) -> AppResult<Response> {
+    state.auth.admin(&method, &headers)?;
+    Ok(Json(state.store().pins(q.pending)?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinDecision {
+    server: String,
+    tool: String,
+    hash: String,
+    approve: bool,
+}
+
+async fn resolve_pin(
+    state: Shared,
+    method: Method,
+    headers: HeaderMap,
+    Body(b): Body<PinDecision>,
+) -> AppResult<Response> {
+    let login = state.auth.admin(&method, &headers)?;
+    let by = match login {
+        crate::auth::Login::Bearer => "api",
+        crate::auth::Login::Cookie => "ui",
+    };
+    let pin = portcullis_engine::actions::decide_pin(
+        &state.store(),
+        &b.server,
+        &b.tool,
+        &b.hash,
+        b.approve,
+        by,
+        unix_now(),
+    )?;
+    Ok(Json(pin).into_response())
 }
 
 // ----- audit ----------------------------------------------------------------

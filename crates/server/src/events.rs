@@ -26,7 +26,7 @@ pub const POLL: Duration = Duration::from_millis(150);
 /// One event of `GET /v1/events`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ServerEvent {
-    /// `request-new`, `request-updated`, `request-resolved`, `grant-added`, `grant-ended` (revoked, used up or expired).
+    /// `request-new`, `request-updated`, `request-resolved`, `grant-added`, `grant-ended` (revoked, used up or expired), `pin-pending`, `pin-decided` (MCP tool definitions).
     pub kind: &'static str,
     pub data: Value,
 }
@@ -37,6 +37,8 @@ struct Seen {
     pending: BTreeMap<i64, i64>,
     /// The highest request id seen.
     last_request: i64,
+    /// Pending tool definitions: (server, tool, hash).
+    pins: BTreeSet<(String, String, String)>,
     grants: BTreeSet<i64>,
 }
 
@@ -129,6 +131,29 @@ fn look(
         }
     }
     seen.pending = now_pending;
+    if let Ok(pins) = store.pins(true) {
+        let now_pending: BTreeSet<(String, String, String)> = pins
+            .iter()
+            .map(|p| (p.server.clone(), p.tool.clone(), p.hash.clone()))
+            .collect();
+        for p in pins.iter().filter(|p| {
+            !seen
+                .pins
+                .contains(&(p.server.clone(), p.tool.clone(), p.hash.clone()))
+        }) {
+            send(
+                "pin-pending",
+                json!({"server": p.server, "tool": p.tool, "hash": p.hash}),
+            );
+        }
+        for (server, tool, hash) in seen.pins.difference(&now_pending) {
+            send(
+                "pin-decided",
+                json!({"server": server, "tool": tool, "hash": hash}),
+            );
+        }
+        seen.pins = now_pending;
+    }
     let now = portcullis_store::unix_now();
     if let Ok(grants) = store.grants() {
         let active: BTreeSet<i64> = grants

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use portcullis_store::{
-    AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Op, Request, Session, unix_now,
+    AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Op, Pin, Request, Session, unix_now,
 };
 use serde::Deserialize;
 
@@ -39,6 +39,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/login", get(login))
         .route("/ui/requests/{id}/resolve", post(resolve_form))
         .route("/ui/grants/{id}/revoke", post(revoke_form))
+        .route("/ui/pins/resolve", post(pin_form))
         .route(
             "/assets/style.css",
             get(|| asset(STYLE, "text/css; charset=utf-8")),
@@ -109,16 +110,11 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
     if let Some(locked) = unless_person(&state, &headers) {
         return locked;
     }
-    let (list, sessions) = {
-        let store = state.store();
-        let list = store.requests(true);
-        let sessions = store.sessions();
-        (list, sessions)
+    let live = match live_state(&state) {
+        Ok(l) => l,
+        Err(e) => return store_error(&state, e),
     };
-    let (list, sessions) = match (list, sessions) {
-        (Ok(l), Ok(s)) => (l, s),
-        (Err(e), _) | (_, Err(e)) => return store_error(&state, e),
-    };
+    let waiting = live.waiting();
     let mut body = notices(&n);
     let _ = write!(
         body,
@@ -126,13 +122,13 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
          <button type=\"button\" id=\"notify\" class=\"ghost\" hidden>Enable desktop notifications</button></div>\
          <p class=\"hint\">Agents' refused tool calls wait here for you. Nothing is replayed: after you allow, the agent may retry (a held hook simply continues).</p>\
          <div id=\"requests\" aria-live=\"polite\">{}</div>",
-        list.len(),
-        requests_html(&state, &list, &sessions)
+        waiting,
+        live.html(&state)
     );
     page(
         &state,
         "requests",
-        &title_with_count("Requests", list.len()),
+        &title_with_count("Requests", waiting),
         &body,
     )
 }
@@ -141,18 +137,138 @@ async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
     if unless_person(&state, &headers).is_some() {
         return ApiError::unauthorized().into_response();
     }
-    let store = state.store();
-    match (store.requests(true), store.sessions()) {
-        (Ok(list), Ok(sessions)) => {
-            let html = requests_html(&state, &list, &sessions);
-            let mut res = Html(html).into_response();
-            if let Ok(v) = HeaderValue::from_str(&list.len().to_string()) {
+    match live_state(&state) {
+        Ok(live) => {
+            let mut res = Html(live.html(&state)).into_response();
+            if let Ok(v) = HeaderValue::from_str(&live.waiting().to_string()) {
                 res.headers_mut().insert("x-pending-count", v);
             }
             res
         }
-        (Err(e), _) | (_, Err(e)) => ApiError::from(e).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
     }
+}
+
+/// What waits for a person: changed MCP tool definitions and permission requests.
+struct Live {
+    requests: Vec<Request>,
+    sessions: Vec<Session>,
+    /// Pending definitions with the last approved one of the same tool.
+    changes: Vec<(Pin, Option<Pin>)>,
+}
+
+impl Live {
+    fn waiting(&self) -> usize {
+        self.requests.len() + self.changes.len()
+    }
+
+    fn html(&self, state: &AppState) -> String {
+        if self.waiting() == 0 {
+            return "<p class=\"empty\">No pending requests. New ones appear here as agents are refused.</p>".into();
+        }
+        let mut out = tool_changes_html(state, &self.changes);
+        if !self.requests.is_empty() {
+            out.push_str(&requests_html(state, &self.requests, &self.sessions));
+        }
+        out
+    }
+}
+
+fn live_state(state: &AppState) -> Result<Live, portcullis_store::StoreError> {
+    let store = state.store();
+    let requests = store.requests(true)?;
+    let sessions = store.sessions()?;
+    let mut changes = Vec::new();
+    for pin in store.pins(true)? {
+        let previous = store.approved_pin(&pin.server, &pin.tool)?;
+        changes.push((pin, previous));
+    }
+    Ok(Live {
+        requests,
+        sessions,
+        changes,
+    })
+}
+
+/// Changed MCP tool definitions: the diff against the approved one, and the choice.
+fn tool_changes_html(state: &AppState, changes: &[(Pin, Option<Pin>)]) -> String {
+    if changes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"tool-changes\"><h2>Tool changes</h2><p class=\"hint\">These MCP tools changed their definition since you approved them (or were never approved). They are withheld from the agent until you decide. Read the new text for instructions aimed at the model.</p>",
+    );
+    for (pin, previous) in changes {
+        let new_text = pretty(&pin.definition);
+        let old_text = previous
+            .as_ref()
+            .map(|p| pretty(&p.definition))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<article class=\"request change\" id=\"change-{server}-{tool}\">\
+               <header><span class=\"op op-exec\">changed</span> <code class=\"target\">mcp__{server}__{tool}</code></header>\
+               <p class=\"reason\">{what}</p>\
+               <pre class=\"diff\">{diff}</pre>\
+               <form method=\"post\" action=\"/ui/pins/resolve\" class=\"actions\">\
+                 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+                 <input type=\"hidden\" name=\"server\" value=\"{server}\">\
+                 <input type=\"hidden\" name=\"tool\" value=\"{tool}\">\
+                 <input type=\"hidden\" name=\"hash\" value=\"{hash}\">\
+                 <button name=\"decision\" value=\"reject\" class=\"deny\">Keep withheld</button>\
+                 <button name=\"decision\" value=\"approve\" class=\"allow\">Approve the new definition</button>\
+               </form></article>",
+            server = esc(&pin.server),
+            tool = esc(&pin.tool),
+            what = if previous.is_some() {
+                "The definition differs from the approved one:"
+            } else {
+                "First seen; this server's tools need approval before use:"
+            },
+            diff = line_diff(&old_text, &new_text),
+            csrf = state.auth.csrf(),
+            hash = esc(&pin.hash),
+        );
+    }
+    out.push_str("</section>");
+    out
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A line diff (longest common subsequence), as escaped HTML: `-` removed,
+/// `+` added, unchanged lines indented.
+fn line_diff(old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = String::new();
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            let _ = writeln!(out, "  {}", esc(a[i]));
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            let _ = writeln!(out, "<ins>+ {}</ins>", esc(b[j]));
+            j += 1;
+        } else {
+            let _ = writeln!(out, "<del>- {}</del>", esc(a[i]));
+            i += 1;
+        }
+    }
+    out
 }
 
 fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> String {
@@ -540,6 +656,49 @@ async fn revoke_form(
         ),
         Ok(false) => back("/grants", Err(format!("Grant #{id} is not active."))),
         Err(e) => back("/grants", Err(e.to_string())),
+    }
+}
+
+#[derive(Deserialize)]
+struct PinForm {
+    csrf: String,
+    server: String,
+    tool: String,
+    hash: String,
+    decision: String,
+}
+
+async fn pin_form(state: Shared, headers: HeaderMap, Form(f): Form<PinForm>) -> Response {
+    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
+        return refused;
+    }
+    let approve = match f.decision.as_str() {
+        "approve" => true,
+        "reject" => false,
+        other => return back("/", Err(format!("unknown decision `{other}`"))),
+    };
+    let result = portcullis_engine::actions::decide_pin(
+        &state.store(),
+        &f.server,
+        &f.tool,
+        &f.hash,
+        approve,
+        "ui",
+        unix_now(),
+    );
+    match result {
+        Ok(_) if approve => back(
+            "/",
+            Ok(format!(
+                "mcp__{}__{} approved: the agent sees it at its next tool listing.",
+                f.server, f.tool
+            )),
+        ),
+        Ok(_) => back(
+            "/",
+            Ok(format!("mcp__{}__{} stays withheld.", f.server, f.tool)),
+        ),
+        Err(e) => back("/", Err(e.to_string())),
     }
 }
 
