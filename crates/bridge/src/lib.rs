@@ -269,6 +269,73 @@ impl Bridge {
     }
 }
 
+/// Whether the agent declared it can show elicitation forms.
+fn client_elicits(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some())
+}
+
+/// How long a person has to answer the client's prompt.
+const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+impl Bridge {
+    /// Asks through the agent's own prompt (`elicitation/create`). An accept
+    /// approves the pending request once — the UI sees the same request and
+    /// may answer first — and the call is judged again; anything else leaves
+    /// the request pending. `None`: no new decision (keep the refusal).
+    async fn ask_in_client(
+        &self,
+        context: &RequestContext<RoleServer>,
+        full: &str,
+        call: &ToolCall,
+        ctx: &CallContext,
+        request: i64,
+    ) -> Option<portcullis_engine::Outcome> {
+        let args = serde_json::to_string(&call.input).unwrap_or_default();
+        let args: String = args.chars().take(600).collect();
+        let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": format!(
+                "portcullis: allow `{full}` once?\nArguments: {args}\nPermission request #{request} (also in the portcullis UI: {}/#request-{request}).",
+                self.shared.ui_base
+            ),
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"allow": {"type": "boolean", "title": "Allow this call once", "default": false}},
+                "required": ["allow"]
+            }
+        }))
+        .ok()?;
+        let answer = context
+            .peer
+            .create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT))
+            .await
+            .ok()?;
+        let allowed = answer.action == rmcp::model::ElicitationAction::Accept
+            && answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get("allow"))
+                .and_then(Value::as_bool)
+                == Some(true);
+        if !allowed {
+            return None;
+        }
+        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        // Already resolved in the UI meanwhile: fine, judge again either way.
+        let _ = portcullis_engine::actions::resolve_request(
+            &engine.store,
+            request,
+            portcullis_store::Resolution::Once,
+            &format!("elicitation:{}", self.shared.name),
+            Self::now(),
+        );
+        engine.decide(call, ctx, Self::now()).ok()
+    }
+}
+
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
@@ -304,7 +371,7 @@ impl ServerHandler for Bridge {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if self.shared.offered.read().await.is_empty() {
@@ -387,6 +454,14 @@ impl ServerHandler for Bridge {
                 ));
             }
         };
+        let mut outcome = outcome;
+        if outcome.decision.decision == Verdict::Ask
+            && let Some(r) = outcome.request.as_ref().filter(|r| r.eligible)
+            && client_elicits(&context)
+            && let Some(again) = self.ask_in_client(&context, &full, &call, &ctx, r.id).await
+        {
+            outcome = again;
+        }
         if outcome.decision.decision == Verdict::Allow {
             let peer = self.shared.downstream.read().await.clone();
             let Some(peer) = peer else {

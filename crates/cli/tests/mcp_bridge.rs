@@ -88,28 +88,65 @@ impl World {
 
     /// The bridge in front of `server…`, as an agent would launch it.
     async fn bridge(&self, extra: &[&str], server: &[&Path]) -> RunningService<RoleClient, Agent> {
+        self.bridge_as(Agent::default(), extra, server).await
+    }
+
+    async fn bridge_as(
+        &self,
+        agent: Agent,
+        extra: &[&str],
+        server: &[&Path],
+    ) -> RunningService<RoleClient, Agent> {
         let mut std = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
         self.env(&mut std);
         std.arg("mcp-bridge").args(extra).arg("--");
         std.args(server);
         let mut cmd = tokio::process::Command::from(std);
         cmd.kill_on_drop(true);
-        Agent::default()
+        agent
             .serve(TokioChildProcess::new(cmd).expect("spawn the bridge"))
             .await
             .expect("the bridge completes the MCP handshake")
     }
 }
 
-/// The agent side: counts `notifications/tools/list_changed`.
+/// The agent side: counts `notifications/tools/list_changed`; with
+/// `answer`, it declares elicitation and answers every prompt with it.
 #[derive(Clone, Default)]
 struct Agent {
     list_changed: Arc<AtomicUsize>,
+    answer: Option<bool>,
+    prompts: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Agent {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let mut info = rmcp::model::ClientInfo::default();
+        if self.answer.is_some() {
+            info.capabilities.elicitation = Some(Default::default());
+        }
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let v = serde_json::to_value(&request).unwrap();
+        self.prompts
+            .lock()
+            .unwrap()
+            .push(v["message"].as_str().unwrap_or("").to_string());
+        Ok(match self.answer {
+            Some(allow) => rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"allow": allow})),
+            None => rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Decline),
+        })
     }
 }
 
@@ -377,4 +414,45 @@ async fn the_python_sdk_client_sees_the_same_bridge() {
             .as_i64()
             .is_some()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_becomes_the_clients_own_prompt_when_it_can_elicit() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+    let outside = w.outside.join("notes.txt");
+    let server = bin("mcp-server-filesystem");
+    for (answer, expect_allowed) in [(true, true), (false, false)] {
+        let agent = Agent {
+            answer: Some(answer),
+            ..Default::default()
+        };
+        let prompts = Arc::clone(&agent.prompts);
+        let session = format!("elicit-{answer}");
+        let c = w
+            .bridge_as(
+                agent,
+                &["--name", "fs", "--session", &session, "--trusted"],
+                &[&server, &w.work, &w.outside],
+            )
+            .await;
+        let r = call(&c, "read_text_file", json!({"path": outside})).await;
+        assert_eq!(!refused(&r), expect_allowed, "answer {answer}: {r:?}");
+        let asked = prompts.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(
+            asked[0].contains("mcp__fs__read_text_file") && asked[0].contains("notes.txt"),
+            "{asked:?}"
+        );
+        if expect_allowed {
+            // Once: the next identical call asks again.
+            let r = call(&c, "read_text_file", json!({"path": outside})).await;
+            assert!(!refused(&r));
+            assert_eq!(
+                prompts.lock().unwrap().len(),
+                2,
+                "asked again: once means once"
+            );
+        }
+        c.cancel().await.unwrap();
+    }
 }
