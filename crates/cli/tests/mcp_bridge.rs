@@ -124,8 +124,8 @@ impl ClientHandler for Agent {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn get_info(&self) -> rmcp::model::ClientInfo {
-        let mut info = rmcp::model::ClientInfo::default();
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
         if self.answer.is_some() {
             info.capabilities.elicitation = Some(Default::default());
         }
