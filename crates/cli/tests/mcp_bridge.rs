@@ -456,3 +456,59 @@ async fn an_ask_becomes_the_clients_own_prompt_when_it_can_elicit() {
         c.cancel().await.unwrap();
     }
 }
+
+/// Both protocol eras on the agent side: a 2026-07-28 client (no handshake,
+/// `_meta` on every request, `server/discover`) gets answers, and nothing
+/// but JSON-RPC lines ever reaches stdout.
+#[test]
+fn a_modern_client_without_a_handshake_is_served() {
+    use std::io::{BufRead, BufReader, Write};
+    let w = World::new("mode = \"ask\"\n");
+    let mut c = w.portcullis();
+    c.args(["mcp-bridge", "--name", "fs", "--"])
+        .arg(bin("mcp-server-filesystem"))
+        .arg(&w.work)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}
+    });
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"_meta": meta, "name": "write_file", "arguments": {"path": w.work.join("x.txt"), "content": "x"}}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for r in &requests {
+        writeln!(stdin, "{r}").unwrap();
+        let line = lines.next().expect("an answer").unwrap();
+        answers.push(serde_json::from_str::<Value>(&line).expect("only JSON-RPC on stdout"));
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        answers[0]["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "2026-07-28"),
+        "{}",
+        answers[0]
+    );
+    assert!(
+        answers[1]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "write_file")
+    );
+    assert_eq!(answers[2]["result"]["isError"], true, "{}", answers[2]);
+    assert!(!w.work.join("x.txt").exists());
+}
