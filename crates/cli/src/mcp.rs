@@ -34,8 +34,9 @@ pub struct BridgeArgs {
     /// tighten).
     #[arg(long)]
     trusted: bool,
-    /// The MCP server's command and arguments, after `--`.
-    #[arg(last = true, required = true)]
+    /// The MCP server's command and arguments, after `--` (else the
+    /// `command` of its `[[mcp.servers]]` entry).
+    #[arg(last = true)]
     command: Vec<String>,
 }
 
@@ -68,14 +69,32 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
-    let mut command = tokio::process::Command::new(&args.command[0]);
-    command.args(&args.command[1..]).kill_on_drop(true);
+    let configured = policy
+        .mcp_servers
+        .iter()
+        .find(|m| m.name == args.name)
+        .cloned();
+    let argv = match (&configured, args.command.is_empty()) {
+        (_, false) => args.command.clone(),
+        (Some(m), true) if !m.command.is_empty() => m.command.clone(),
+        (Some(m), true) if m.url.is_some() => bail!(
+            "[[mcp.servers]] `{}` is a Streamable HTTP server: HTTP downstreams are not supported yet, only stdio commands",
+            args.name
+        ),
+        _ => bail!(
+            "no server command: give it after `--`, or add a [[mcp.servers]] entry named `{}` with a `command`",
+            args.name
+        ),
+    };
+    let mut command = tokio::process::Command::new(&argv[0]);
+    command.args(&argv[1..]).kill_on_drop(true);
     let opts = portcullis_bridge::Options {
         name: args.name.clone(),
         session: args.session.clone(),
         env_session: std::env::var("PORTCULLIS_SESSION").ok(),
-        refuse_unpinned: args.refuse_unpinned,
-        trusted: args.trusted,
+        refuse_unpinned: args.refuse_unpinned
+            || configured.as_ref().is_some_and(|m| m.refuse_unpinned),
+        trusted: args.trusted || configured.as_ref().is_some_and(|m| m.trusted),
         cwd: cwd.to_string_lossy().into_owned(),
         policy,
         facts,

@@ -99,8 +99,10 @@ impl World {
     ) -> RunningService<RoleClient, Agent> {
         let mut std = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
         self.env(&mut std);
-        std.arg("mcp-bridge").args(extra).arg("--");
-        std.args(server);
+        std.arg("mcp-bridge").args(extra);
+        if !server.is_empty() {
+            std.arg("--").args(server);
+        }
         let mut cmd = tokio::process::Command::from(std);
         cmd.kill_on_drop(true);
         agent
@@ -511,4 +513,46 @@ fn a_modern_client_without_a_handshake_is_served() {
     );
     assert_eq!(answers[2]["result"]["isError"], true, "{}", answers[2]);
     assert!(!w.work.join("x.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_server_runs_by_name_with_its_own_rules() {
+    let w = World::new("");
+    let config = format!(
+        "mode = \"ask\"\n[[mcp.servers]]\nname = \"fs\"\ncommand = [{:?}, {:?}]\ntrusted = true\nallow = [\"mcp__fs__read_text_file\"]\ndeny = [\"mcp__fs__write_file\"]\n",
+        bin("mcp-server-filesystem").display().to_string(),
+        w.work.display().to_string(),
+    );
+    std::fs::write(w.root.join("config.toml"), config).unwrap();
+    let c = w.bridge(&["--name", "fs", "--session", "cfg"], &[]).await;
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"path": w.work.join("docs/a.txt")}),
+    )
+    .await;
+    assert!(
+        !refused(&r),
+        "trusted and allowed by the server's own rule: {r:?}"
+    );
+    let r = call(
+        &c,
+        "write_file",
+        json!({"path": w.work.join("docs/b.txt"), "content": "x"}),
+    )
+    .await;
+    assert_eq!(
+        serde_json::to_value(&r.meta).unwrap()["portcullis"]["decision"],
+        "deny"
+    );
+    c.cancel().await.unwrap();
+
+    // A name with no entry and no command is a clear error, not a silent start.
+    let out = w
+        .portcullis()
+        .args(["mcp-bridge", "--name", "nope"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[[mcp.servers]] entry named `nope`"));
 }

@@ -106,6 +106,21 @@ pub struct AgentSettings {
     pub hold_timeout_secs: Option<u64>,
 }
 
+/// A `[[mcp.servers]]` entry: an MCP server run behind `portcullis mcp-bridge`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpServer {
+    /// Its tools are `mcp__NAME__tool` to rules and grants.
+    pub name: String,
+    /// The stdio server's command and arguments.
+    pub command: Vec<String>,
+    /// A Streamable HTTP server's URL (instead of `command`).
+    pub url: Option<String>,
+    /// Its annotations may loosen (`readOnlyHint` tools' paths are reads).
+    pub trusted: bool,
+    /// Withhold tools seen for the first time until a person approves them.
+    pub refuse_unpinned: bool,
+}
+
 /// A `[[tools]]` entry: a capability manifest for a trusted tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolManifest {
@@ -130,6 +145,37 @@ pub struct Layer {
     pub agents: std::collections::BTreeMap<String, AgentSettings>,
     /// `[server] addr`: where `portcullis serve` listens.
     pub server_addr: Option<String>,
+    /// `[[mcp.servers]]`.
+    pub mcp_servers: Vec<McpServer>,
+}
+
+/// `[mcp]`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpToml {
+    #[serde(default)]
+    servers: Vec<McpServerToml>,
+}
+
+/// One `[[mcp.servers]]` table: the server, and rules naming its tools.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpServerToml {
+    name: String,
+    #[serde(default)]
+    command: Vec<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    trusted: bool,
+    #[serde(default)]
+    refuse_unpinned: bool,
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
 }
 
 /// `[server]`: the approval server.
@@ -157,6 +203,8 @@ struct FileToml {
     agents: std::collections::BTreeMap<String, AgentSettings>,
     #[serde(default)]
     server: ServerToml,
+    #[serde(default)]
+    mcp: McpToml,
 }
 
 #[derive(Default, Deserialize)]
@@ -227,6 +275,59 @@ impl Layer {
                 rules.push(Rule::parse(e.get_ref(), list, &location)?);
             }
         }
+        let mut mcp_servers = Vec::new();
+        for m in parsed.mcp.servers {
+            let name = &m.name;
+            let valid = !name.is_empty()
+                && name.len() <= 64
+                && !name.contains("__")
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !valid {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!(
+                        "[[mcp.servers]] name {name:?}: use letters, digits, `-` and `_` (no `__`), at most 64"
+                    ),
+                });
+            }
+            if m.command.is_empty() == m.url.is_none() {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!(
+                        "[[mcp.servers]] `{name}`: give exactly one of `command` and `url`"
+                    ),
+                });
+            }
+            let prefix = format!("mcp__{name}__");
+            for (list, entries) in [
+                (RuleList::Deny, &m.deny),
+                (RuleList::Ask, &m.ask),
+                (RuleList::Allow, &m.allow),
+            ] {
+                for e in entries {
+                    let location = format!("{file}:{}", line_of(text, e.span().start));
+                    if !e.get_ref().starts_with(&prefix) {
+                        return Err(ConfigError::Invalid {
+                            file: location,
+                            message: format!(
+                                "rule {:?} of server `{name}` must name its tools: `{prefix}TOOL` or `{prefix}*`",
+                                e.get_ref()
+                            ),
+                        });
+                    }
+                    rules.push(Rule::parse(e.get_ref(), list, &location)?);
+                }
+            }
+            mcp_servers.push(McpServer {
+                name: m.name,
+                command: m.command,
+                url: m.url,
+                trusted: m.trusted,
+                refuse_unpinned: m.refuse_unpinned,
+            });
+        }
         let tools = parsed
             .tools
             .into_iter()
@@ -253,6 +354,7 @@ impl Layer {
             tools,
             agents: parsed.agents,
             server_addr: parsed.server.addr,
+            mcp_servers,
         })
     }
 
@@ -306,6 +408,7 @@ impl Layer {
             tools: Vec::new(),
             agents: Default::default(),
             server_addr: None,
+            mcp_servers: Vec::new(),
         })
     }
 }
@@ -326,6 +429,8 @@ pub struct Policy {
     /// Where `portcullis serve` listens (`[server] addr`). Tool calls that
     /// reach this port are denied: the agent must not approve itself.
     pub server_addr: String,
+    /// `[[mcp.servers]]`, by name; a higher layer's entry replaces a lower one's.
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// The approval server's default address.
@@ -349,6 +454,7 @@ impl Default for Policy {
             table: claude_code_table(),
             agents: Default::default(),
             server_addr: DEFAULT_SERVER_ADDR.to_string(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -386,6 +492,10 @@ impl Policy {
             if let Some(addr) = &l.server_addr {
                 p.server_addr = addr.clone();
             }
+            for m in &l.mcp_servers {
+                p.mcp_servers.retain(|x| x.name != m.name);
+                p.mcp_servers.push(m.clone());
+            }
         }
         if let Some(m) = managed_mode {
             p.mode = m;
@@ -414,6 +524,57 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_servers_carry_their_rules_and_are_checked() {
+        let text = "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"npx\", \"server-filesystem\", \"/w\"]\ntrusted = true\nallow = [\"mcp__fs__read_text_file\"]\ndeny = [\"mcp__fs__write_file\"]\n";
+        let layer = Layer::from_toml(LayerKind::User, "u.toml", text).unwrap();
+        assert_eq!(layer.mcp_servers.len(), 1);
+        assert!(layer.mcp_servers[0].trusted);
+        assert_eq!(
+            layer.mcp_servers[0].command,
+            ["npx", "server-filesystem", "/w"]
+        );
+        assert_eq!(layer.rules.len(), 2);
+        assert!(layer.rules.iter().any(|r| r.list == RuleList::Deny));
+
+        for (bad, why) in [
+            (
+                "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"x\"]\nallow = [\"Bash(*)\"]\n",
+                "must name its tools",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"a__b\"\ncommand = [\"x\"]\n",
+                "no `__`",
+            ),
+            ("[[mcp.servers]]\nname = \"fs\"\n", "exactly one of"),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"x\"]\nurl = \"http://h\"\n",
+                "exactly one of",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"x\"]\nsurprise = 1\n",
+                "surprise",
+            ),
+        ] {
+            let err = Layer::from_toml(LayerKind::User, "u.toml", bad)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        // A higher layer's entry for the same name replaces the lower one.
+        let user = Layer::from_toml(LayerKind::User, "u.toml", text).unwrap();
+        let managed = Layer::from_toml(
+            LayerKind::Managed,
+            "m.toml",
+            "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"other\"]\n",
+        )
+        .unwrap();
+        let p = Policy::from_layers(vec![managed, user]);
+        assert_eq!(p.mcp_servers.len(), 1);
+        assert_eq!(p.mcp_servers[0].command, ["other"]);
+        assert!(!p.mcp_servers[0].trusted);
+    }
 
     const EXAMPLE: &str = r#"
 mode = "ask"                      # ask | approve-for-me | read-only | full-access

@@ -20,7 +20,9 @@ pub mod skills;
 pub mod tables;
 pub mod tool;
 
-pub use config::{AgentSettings, Layer, LayerKind, Mode, OnAsk, Policy, WorkspaceConfig};
+pub use config::{
+    AgentSettings, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,
+};
 pub use decide::{Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;
 pub use error::{ConfigError, RuleError};
