@@ -410,25 +410,32 @@ impl ServerHandler for Bridge {
             .clone()
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        let read_only = self.shared.trusted
-            && self
-                .shared
-                .offered
-                .read()
-                .await
-                .get(&name)
-                .is_some_and(|t| {
-                    t.annotations
-                        .as_ref()
-                        .is_some_and(|a| a.read_only_hint == Some(true))
-                });
+        // The tool's own annotations: `destructiveHint` tightens for every
+        // server; `readOnlyHint` loosens only for a server configured trusted.
+        let (read_only, destructive) = {
+            let offered = self.shared.offered.read().await;
+            let hints = offered.get(&name).and_then(|t| t.annotations.clone());
+            let read_only = self.shared.trusted
+                && hints
+                    .as_ref()
+                    .is_some_and(|a| a.read_only_hint == Some(true));
+            let destructive = hints
+                .as_ref()
+                .is_some_and(|a| a.destructive_hint == Some(true));
+            (read_only, destructive)
+        };
         let call = ToolCall {
             tool: ToolRef {
                 name: full.clone(),
                 origin: Origin::Mcp,
                 server: Some(self.shared.name.clone()),
-                manifest: read_only.then(|| Manifest {
-                    filesystem: FsAccess::Read,
+                manifest: (read_only || destructive).then(|| Manifest {
+                    filesystem: if read_only {
+                        FsAccess::Read
+                    } else {
+                        FsAccess::None
+                    },
+                    destructive,
                     ..Default::default()
                 }),
             },

@@ -556,3 +556,38 @@ async fn a_configured_server_runs_by_name_with_its_own_rules() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("[[mcp.servers]] entry named `nope`"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_annotated_destructive_is_not_covered_by_a_wildcard() {
+    let w = World::new("mode = \"approve-for-me\"\n[permissions]\nallow = [\"mcp__fs__*\"]\n");
+    let c = w
+        .bridge(
+            &["--name", "fs", "--session", "s1", "--trusted"],
+            &[&bin("mcp-server-filesystem"), &w.work],
+        )
+        .await;
+    // read_text_file (readOnlyHint) is covered by the wildcard...
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"path": w.work.join("docs/a.txt")}),
+    )
+    .await;
+    assert!(!refused(&r), "{r:?}");
+    // ...write_file (destructiveHint) is not: it asks, with a request.
+    let target = w.work.join("docs/new.txt");
+    let r = call(&c, "write_file", json!({"path": target, "content": "x"})).await;
+    assert!(refused(&r), "{r:?}");
+    let meta = serde_json::to_value(&r.meta).unwrap();
+    assert_eq!(meta["portcullis"]["decision"], "ask", "{meta}");
+    assert!(
+        meta["portcullis"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["code"] == "destructive-tool"),
+        "{meta}"
+    );
+    assert!(!target.exists());
+    c.cancel().await.unwrap();
+}

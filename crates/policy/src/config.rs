@@ -232,6 +232,8 @@ struct ToolToml {
     network: bool,
     #[serde(default)]
     paths_in: Vec<String>,
+    #[serde(default)]
+    destructive: bool,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -339,6 +341,7 @@ impl Layer {
                     filesystem: t.filesystem,
                     network: t.network,
                     paths_in: t.paths_in,
+                    destructive: t.destructive,
                 },
             })
             .collect();

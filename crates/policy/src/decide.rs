@@ -62,6 +62,8 @@ struct Ctx<'a> {
     cwd: &'a str,
     mode: Mode,
     tool_name: &'a str,
+    /// The tool declared itself destructive: wildcard allow rules do not cover it.
+    destructive: bool,
     /// Rules that allowed an Exec, by the program's knowledge name.
     allowed_by_rule: Vec<(String, &'a Rule)>,
 }
@@ -75,6 +77,10 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         cwd: &call.cwd,
         mode: policy.mode,
         tool_name: &call.tool.name,
+        destructive: call.tool.manifest.as_ref().is_some_and(|m| m.destructive)
+            || policy
+                .manifest_for(&call.tool.name, call.tool.origin)
+                .is_some_and(|m| m.destructive),
         allowed_by_rule: Vec::new(),
     };
     let mut judgements: Vec<Reason> = Vec::new();
@@ -238,12 +244,31 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
             source,
             reason: why,
         } => judge_code(program, source, why, ctx),
-        Effect::McpCall { server, tool } => judge_tool(
-            &format!("mcp__{server}__{tool}"),
-            tool_rule_name,
-            ctx,
-            "MCP tool",
-        ),
+        Effect::McpCall { server, tool } => {
+            let full = format!("mcp__{server}__{tool}");
+            let r = judge_tool(&full, tool_rule_name, ctx, "MCP tool");
+            if ctx.destructive && r.verdict == Verdict::Allow && ctx.mode != Mode::FullAccess {
+                let literal = ctx
+                    .policy
+                    .rules
+                    .iter()
+                    .any(|rule| rule.list == RuleList::Allow && rule.text == full);
+                if !literal {
+                    return reason(
+                        Verdict::Ask,
+                        "destructive-tool",
+                        format!(
+                            "MCP tool `{full}` declares itself destructive: {} does not cover it, only a rule naming it (`{full}`)",
+                            r.rule
+                                .as_deref()
+                                .map(|x| format!("the rule {x}"))
+                                .unwrap_or_else(|| "the mode".into())
+                        ),
+                    );
+                }
+            }
+            r
+        }
         Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, ctx, "tool"),
         Effect::Opaque { reason: why, text } => judge_opaque(why, text, ctx, all),
     }

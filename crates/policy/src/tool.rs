@@ -59,7 +59,9 @@ pub enum FsAccess {
     Write,
 }
 
-/// A capability manifest, from trusted configuration only.
+/// A capability manifest. What loosens (`filesystem = "read"` for an MCP
+/// tool) comes from trusted configuration only; `destructive` only tightens,
+/// so a front door may set it from a tool's own, untrusted annotations.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
@@ -73,6 +75,11 @@ pub struct Manifest {
     /// JSON pointers (`/path`, `/files/0`) to the inputs that are paths.
     #[serde(default)]
     pub paths_in: Vec<String>,
+    /// The tool declares itself destructive (MCP `destructiveHint`): like a
+    /// hazard, only a rule naming it exactly (or full-access) allows it, never
+    /// a wildcard such as `mcp__fs__*`.
+    #[serde(default)]
+    pub destructive: bool,
 }
 
 /// Which tool is called.

@@ -269,6 +269,7 @@ filesystem = "none"
         filesystem: portcullis_policy::FsAccess::Read,
         network: false,
         paths_in: vec!["/root".into()],
+        destructive: false,
     });
     let d = decide(&c, &p, &f);
     assert!(
@@ -505,4 +506,29 @@ fn an_mcp_tools_paths_are_writes_unless_a_trusted_manifest_says_reads() {
         ..Default::default()
     });
     assert_eq!(decide(&c, &p, &facts()).decision, Verdict::Ask);
+}
+
+#[test]
+fn a_destructive_mcp_tool_needs_a_rule_naming_it() {
+    let wildcard = policy("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__*\"]\n");
+    let literal = policy("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__delete_file\"]\n");
+    let mut c = call("mcp__fs__delete_file", Origin::Mcp, json!({}));
+    assert_eq!(
+        decide(&c, &wildcard, &facts()).decision,
+        Verdict::Allow,
+        "no hint: the wildcard covers it"
+    );
+    c.tool.manifest = Some(Manifest {
+        destructive: true,
+        ..Default::default()
+    });
+    let d = decide(&c, &wildcard, &facts());
+    assert_eq!(d.decision, Verdict::Ask, "{d:?}");
+    assert!(
+        d.reasons.iter().any(|r| r.code == "destructive-tool"),
+        "{d:?}"
+    );
+    assert_eq!(decide(&c, &literal, &facts()).decision, Verdict::Allow);
+    let full = policy("mode = \"full-access\"\n");
+    assert_eq!(decide(&c, &full, &facts()).decision, Verdict::Allow);
 }
