@@ -20,6 +20,11 @@
 
 pub mod pin;
 
+/// `http::request::Parts`, as rmcp's HTTP transport puts them in a request's extensions.
+mod axum_parts {
+    pub use http::request::Parts;
+}
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -87,8 +92,25 @@ struct Shared {
     instructions: std::sync::OnceLock<Option<String>>,
     /// The tools currently offered (approved definitions), by name.
     offered: RwLock<HashMap<String, Tool>>,
-    /// The agent's side, once it initialized: for `list_changed`.
-    upstream: RwLock<Option<Peer<RoleServer>>>,
+    /// The agents' sides, once initialized: for `list_changed` (one on
+    /// stdio; one per MCP session over HTTP).
+    upstream: RwLock<Vec<Peer<RoleServer>>>,
+    /// The downstream connection, kept alive as long as the bridge.
+    client: tokio::sync::Mutex<Option<RunningService<RoleClient, Downstream>>>,
+}
+
+/// Who is calling over HTTP (`/s/{session}/mcp/{name}`): the front door puts
+/// this in the request's extensions; the one resolver decides from it.
+#[derive(Clone, Debug, Default)]
+pub struct HttpCaller {
+    /// `{session}` of the URL path.
+    pub url_session: Option<String>,
+    /// The `X-Session-ID` header.
+    pub header_session: Option<String>,
+    /// `Authorization: Bearer …`: the session's token.
+    pub token: Option<String>,
+    /// The bearer was the person's own token (it stands for every session).
+    pub admin: bool,
 }
 
 /// The agent-facing server.
@@ -111,7 +133,7 @@ impl ClientHandler for Downstream {
         }
         .refresh()
         .await;
-        if let Some(up) = self.shared.upstream.read().await.as_ref() {
+        for up in self.shared.upstream.read().await.iter() {
             let _ = up.notify_tool_list_changed().await;
         }
     }
@@ -119,60 +141,107 @@ impl ClientHandler for Downstream {
 
 /// Runs a bridge on stdin/stdout in front of the stdio server `command`.
 pub async fn run_stdio(opts: Options, command: tokio::process::Command) -> Result<(), BridgeError> {
-    let shown = format!("{:?}", command.as_std());
-    let store = Store::open(&opts.data_dir)?;
-    if let Some(id) = opts.session.as_ref().or(opts.env_session.as_ref()) {
-        store.ensure_session(&NewSession {
-            id: id.clone(),
-            agent: Some(format!("mcp-bridge:{}", opts.name)),
-            cwd: Some(opts.cwd.clone()),
-            ..Default::default()
-        })?;
-    }
-    let ui_base = format!("http://{}", opts.policy.server_addr);
-    let shared = Arc::new(Shared {
-        name: opts.name.clone(),
-        cwd: opts.cwd.clone(),
-        refuse_unpinned: opts.refuse_unpinned,
-        trusted: opts.trusted,
-        sources: SessionSources {
-            body: opts.session.clone(),
-            env: opts.env_session.clone(),
-            ..Default::default()
-        },
-        ui_base,
-        engine: Mutex::new(Engine::new(store, opts.policy, opts.facts)),
-        downstream: RwLock::new(None),
-        instructions: std::sync::OnceLock::new(),
-        offered: RwLock::new(HashMap::new()),
-        upstream: RwLock::new(None),
-    });
-    let transport =
-        rmcp::transport::TokioChildProcess::new(command).map_err(|source| BridgeError::Spawn {
-            command: shown,
-            source,
-        })?;
-    let client: RunningService<RoleClient, Downstream> = Downstream {
-        shared: Arc::clone(&shared),
-    }
-    .serve(transport)
-    .await
-    .map_err(|e| BridgeError::Downstream(e.to_string()))?;
-    let instructions = client
-        .peer()
-        .peer_info()
-        .and_then(|i| i.instructions.clone());
-    // `instructions` is part of every pin: set it before the first list.
-    let _ = shared.instructions.set(instructions);
-    *shared.downstream.write().await = Some(client.peer().clone());
-    let bridge = Bridge { shared };
+    let bridge = Bridge::connect(opts, command).await?;
     let server = bridge
+        .clone()
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| BridgeError::Upstream(e.to_string()))?;
     let _ = server.waiting().await;
-    let _ = client.cancel().await;
+    bridge.close().await;
     Ok(())
+}
+
+impl Bridge {
+    /// Starts the stdio server `command` and completes its handshake.
+    pub async fn connect(
+        opts: Options,
+        command: tokio::process::Command,
+    ) -> Result<Bridge, BridgeError> {
+        let shown = format!("{:?}", command.as_std());
+        let store = Store::open(&opts.data_dir)?;
+        if let Some(id) = opts.session.as_ref().or(opts.env_session.as_ref()) {
+            store.ensure_session(&NewSession {
+                id: id.clone(),
+                agent: Some(format!("mcp-bridge:{}", opts.name)),
+                cwd: Some(opts.cwd.clone()),
+                ..Default::default()
+            })?;
+        }
+        let ui_base = format!("http://{}", opts.policy.server_addr);
+        let shared = Arc::new(Shared {
+            name: opts.name.clone(),
+            cwd: opts.cwd.clone(),
+            refuse_unpinned: opts.refuse_unpinned,
+            trusted: opts.trusted,
+            sources: SessionSources {
+                body: opts.session.clone(),
+                env: opts.env_session.clone(),
+                ..Default::default()
+            },
+            ui_base,
+            engine: Mutex::new(Engine::new(store, opts.policy, opts.facts)),
+            downstream: RwLock::new(None),
+            instructions: std::sync::OnceLock::new(),
+            offered: RwLock::new(HashMap::new()),
+            upstream: RwLock::new(Vec::new()),
+            client: tokio::sync::Mutex::new(None),
+        });
+        let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|source| {
+            BridgeError::Spawn {
+                command: shown,
+                source,
+            }
+        })?;
+        let client: RunningService<RoleClient, Downstream> = Downstream {
+            shared: Arc::clone(&shared),
+        }
+        .serve(transport)
+        .await
+        .map_err(|e| BridgeError::Downstream(e.to_string()))?;
+        let instructions = client
+            .peer()
+            .peer_info()
+            .and_then(|i| i.instructions.clone());
+        // `instructions` is part of every pin: set it before the first list.
+        let _ = shared.instructions.set(instructions);
+        *shared.downstream.write().await = Some(client.peer().clone());
+        *shared.client.lock().await = Some(client);
+        Ok(Bridge { shared })
+    }
+
+    /// Stops the downstream server.
+    pub async fn close(&self) {
+        if let Some(client) = self.shared.client.lock().await.take() {
+            let _ = client.cancel().await;
+        }
+    }
+
+    /// The caller's session context: over HTTP from the request (URL path,
+    /// header, token — a conflict is an error), on stdio from the bridge's
+    /// own `--session` / `PORTCULLIS_SESSION`.
+    fn call_context(&self, context: &RequestContext<RoleServer>) -> CallContext {
+        let http = context
+            .extensions
+            .get::<axum_parts::Parts>()
+            .and_then(|p| p.extensions.get::<HttpCaller>().cloned());
+        match http {
+            Some(h) => CallContext {
+                sources: SessionSources {
+                    url_path: h.url_session,
+                    header: h.header_session,
+                    ..Default::default()
+                },
+                token: h.token,
+                require_token: !h.admin,
+            },
+            None => CallContext {
+                sources: self.shared.sources.clone(),
+                token: None,
+                require_token: false,
+            },
+        }
+    }
 }
 
 impl Bridge {
@@ -353,7 +422,11 @@ impl ServerHandler for Bridge {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        *self.shared.upstream.write().await = Some(context.peer.clone());
+        self.shared
+            .upstream
+            .write()
+            .await
+            .push(context.peer.clone());
     }
 
     async fn list_tools(
@@ -442,11 +515,7 @@ impl ServerHandler for Bridge {
             input,
             cwd: self.shared.cwd.clone(),
         };
-        let ctx = CallContext {
-            sources: self.shared.sources.clone(),
-            token: None,
-            require_token: false,
-        };
+        let ctx = self.call_context(&context);
         let outcome = {
             let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
             engine.decide(&call, &ctx, Self::now())
@@ -529,4 +598,26 @@ impl ServerHandler for Bridge {
         });
         Ok(Self::refusal(text, envelope))
     }
+}
+
+/// The Streamable HTTP service of a bridge, for the daemon's
+/// `/s/{session}/mcp/{name}`: every MCP session over HTTP shares this
+/// bridge's downstream server and pins; each call is judged for the session
+/// its request names ([`HttpCaller`]). The daemon checks `Host` and `Origin`
+/// before this service sees a request.
+pub fn http_service(
+    bridge: Bridge,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    Bridge,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    let config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default()
+        // The daemon's guard has already checked the Host against its own
+        // address and port; rmcp's check would refuse the port-qualified form.
+        .disable_allowed_hosts();
+    rmcp::transport::streamable_http_server::StreamableHttpService::new(
+        move || Ok(bridge.clone()),
+        Default::default(),
+        config,
+    )
 }

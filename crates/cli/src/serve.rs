@@ -81,6 +81,11 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             .await
             .with_context(|| format!("listening on {addr}"))?;
         let bound = listener.local_addr()?;
+        let mcp = portcullis_server::mcp::McpConfig {
+            servers: policy.mcp_servers.clone(),
+            policy: policy.clone(),
+            cwd: here.to_string_lossy().into_owned(),
+        };
         let (state, created) = portcullis_server::state(portcullis_server::Options {
             addr: bound,
             data_dir: data_dir.clone(),
@@ -89,6 +94,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
                 env: env.clone(),
             }),
             env,
+            mcp,
         })?;
         let base = state.hosts.base_url();
         println!(

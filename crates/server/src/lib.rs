@@ -15,6 +15,7 @@ pub mod auth;
 pub mod decider;
 pub mod error;
 pub mod events;
+pub mod mcp;
 pub mod metrics;
 pub mod ui;
 
@@ -112,6 +113,9 @@ pub struct AppState {
     pub events: broadcast::Sender<ServerEvent>,
     pub metrics: Arc<Metrics>,
     pub data_dir: PathBuf,
+    /// MCP servers served over HTTP at `/s/{session}/mcp/{name}`.
+    pub mcp: mcp::McpFront,
+    env: Environment,
     _watcher: Watcher,
 }
 
@@ -150,6 +154,8 @@ pub struct Options {
     pub data_dir: PathBuf,
     pub policy: Box<dyn PolicySource>,
     pub env: Environment,
+    /// `[[mcp.servers]]` and the policy and directory their calls are judged in.
+    pub mcp: mcp::McpConfig,
 }
 
 /// The state of a server, plus whether its login token was just created.
@@ -175,9 +181,11 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         store: Mutex::new(admin_store),
         policies: PolicyCache {
             source: opts.policy,
-            env: opts.env,
+            env: opts.env.clone(),
             entries: Mutex::new(HashMap::new()),
         },
+        mcp: mcp::McpFront::new(opts.mcp),
+        env: opts.env,
         auth,
         hosts: Hosts::for_addr(opts.addr),
         events,
@@ -192,6 +200,7 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(api::routes())
+        .merge(mcp::routes())
         .merge(ui::routes())
         .fallback(|| async {
             error::ApiError::not_found("no such endpoint (the API is under /v1, the UI at /)")

@@ -42,6 +42,7 @@ impl Fx {
             data_dir: dir.path().join("data"),
             policy: Box::new(Policy::default()),
             env,
+            mcp: Default::default(),
         })
         .unwrap();
         assert!(created, "a fresh data dir makes a login token");

@@ -39,6 +39,11 @@ pub fn free_port() -> u16 {
 
 impl Served {
     pub fn start() -> Served {
+        Served::start_with(|_| String::new())
+    }
+
+    /// Starts with more configuration, made from the world's root directory.
+    pub fn start_with(extra: impl FnOnce(&Path) -> String) -> Served {
         let root = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(root.path()).unwrap();
         let work = base.join("work");
@@ -50,7 +55,10 @@ impl Served {
         let port = free_port();
         std::fs::write(
             base.join("config.toml"),
-            format!("mode = \"ask\"\n[server]\naddr = \"127.0.0.1:{port}\"\n"),
+            format!(
+                "mode = \"ask\"\n{}\n[server]\naddr = \"127.0.0.1:{port}\"\n",
+                extra(&base)
+            ),
         )
         .unwrap();
         let mut child = Served::command_in(&base)

@@ -1,0 +1,178 @@
+//! The MCP bridge over HTTP: `/s/{session}/mcp/{name}` (Streamable HTTP).
+//!
+//! Each `[[mcp.servers]]` entry with a `command` is started on first use
+//! and shared by every MCP session over HTTP (one downstream, one set of
+//! pins). The session comes from the URL path and `X-Session-ID` (the one
+//! resolver: different values are a 409, never a pick) and is proven with its
+//! token (`Authorization: Bearer`), as for `/v1/decide`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use portcullis_bridge::{Bridge, HttpCaller};
+use portcullis_paths::{FsPaths, Scopes};
+use portcullis_policy::{McpServer, Policy};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::json;
+use tower::ServiceExt;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+type Service = StreamableHttpService<Bridge, LocalSessionManager>;
+
+/// What the daemon needs to run MCP servers.
+#[derive(Clone, Default)]
+pub struct McpConfig {
+    pub servers: Vec<McpServer>,
+    /// The policy their calls are judged with.
+    pub policy: Policy,
+    /// The directory paths in their arguments are relative to.
+    pub cwd: String,
+}
+
+pub struct McpFront {
+    config: McpConfig,
+    running: tokio::sync::Mutex<HashMap<String, (Bridge, Service)>>,
+}
+
+impl McpFront {
+    pub fn new(config: McpConfig) -> McpFront {
+        McpFront {
+            config,
+            running: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/s/{session}/mcp/{name}", any(front))
+        .route("/s/{session}/mcp/{name}/{*rest}", any(front_rest))
+}
+
+async fn front_rest(
+    state: State<Arc<AppState>>,
+    Path((session, name, _rest)): Path<(String, String, String)>,
+    req: Request,
+) -> Response {
+    front(state, Path((session, name)), req).await
+}
+
+async fn front(
+    State(state): State<Arc<AppState>>,
+    Path((session, name)): Path<(String, String)>,
+    mut req: Request,
+) -> Response {
+    let Some(server) = state
+        .mcp
+        .config
+        .servers
+        .iter()
+        .find(|m| m.name == name)
+        .cloned()
+    else {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-mcp-server",
+            format!("no [[mcp.servers]] entry named `{name}`"),
+        )
+        .into_response();
+    };
+    if server.command.is_empty() {
+        return ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "http-downstream-unsupported",
+            format!("`{name}` is a Streamable HTTP server: only stdio commands can be bridged yet"),
+        )
+        .into_response();
+    }
+    let header_session = req
+        .headers()
+        .get("x-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let sources = portcullis_engine::SessionSources {
+        url_path: Some(session.clone()),
+        header: header_session.clone(),
+        ..Default::default()
+    };
+    if let Err(portcullis_engine::EngineError::SessionConflict { sources }) =
+        portcullis_engine::resolve_session(&sources)
+    {
+        let list: Vec<_> = sources
+            .iter()
+            .map(|(s, v)| json!({"source": s, "session": v}))
+            .collect();
+        let mut e = ApiError::new(
+            StatusCode::CONFLICT,
+            "session-conflict",
+            format!("the URL path names session `{session}` and X-Session-ID another"),
+        );
+        e.extra = Some(json!({"sources": list}));
+        return e.into_response();
+    }
+    let token = crate::auth::bearer(req.headers()).map(str::to_string);
+    let admin = token
+        .as_deref()
+        .is_some_and(|t| state.auth.token_matches(t));
+    let service = match service_for(&state, &server).await {
+        Ok(s) => s,
+        Err(e) => {
+            return ApiError::new(StatusCode::BAD_GATEWAY, "mcp-server-failed", e).into_response();
+        }
+    };
+    req.extensions_mut().insert(HttpCaller {
+        url_session: Some(session),
+        header_session,
+        token,
+        admin,
+    });
+    match service.oneshot(req).await {
+        Ok(res) => res.map(axum::body::Body::new),
+        Err(e) => match e {},
+    }
+}
+
+/// The running bridge of `server`, started on first use.
+async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, String> {
+    let mut running = state.mcp.running.lock().await;
+    if let Some((_, service)) = running.get(&server.name) {
+        return Ok(service.clone());
+    }
+    let config = &state.mcp.config;
+    let scopes = Scopes {
+        roots: config.policy.workspace.roots.clone(),
+        read_roots: config.policy.workspace.read_roots.clone(),
+        blocked: config.policy.workspace.blocked.clone(),
+        blocked_write: config.policy.workspace.blocked_write.clone(),
+    };
+    let mut command = tokio::process::Command::new(&server.command[0]);
+    command
+        .args(&server.command[1..])
+        .current_dir(&config.cwd)
+        .kill_on_drop(true);
+    let opts = portcullis_bridge::Options {
+        name: server.name.clone(),
+        session: None,
+        env_session: None,
+        refuse_unpinned: server.refuse_unpinned,
+        trusted: server.trusted,
+        cwd: config.cwd.clone(),
+        policy: config.policy.clone(),
+        facts: FsPaths::new(&scopes, &state.env),
+        data_dir: state.data_dir.clone(),
+    };
+    let bridge = Bridge::connect(opts, command)
+        .await
+        .map_err(|e| e.to_string())?;
+    let service = portcullis_bridge::http_service(bridge.clone());
+    running.insert(server.name.clone(), (bridge, service.clone()));
+    Ok(service)
+}
