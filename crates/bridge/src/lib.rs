@@ -405,6 +405,52 @@ impl Bridge {
     }
 }
 
+/// The agent settings the bridge reads: `[agents.mcp-bridge]`.
+const AGENT_NAME: &str = "mcp-bridge";
+
+impl Bridge {
+    /// `Some(timeout)` when `[agents.mcp-bridge] on_ask = "hold"`.
+    fn hold_timeout(&self) -> Option<std::time::Duration> {
+        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        let settings = engine.policy.agents.get(AGENT_NAME)?;
+        (settings.on_ask == Some(portcullis_policy::OnAsk::Hold))
+            .then(|| std::time::Duration::from_secs(settings.hold_timeout_secs.unwrap_or(120)))
+    }
+
+    /// Keeps the call waiting until a person resolves `request` (or the
+    /// timeout); after an approval the call is judged again. Nothing ran.
+    async fn hold(
+        &self,
+        request: i64,
+        timeout: std::time::Duration,
+        call: &ToolCall,
+        ctx: &CallContext,
+    ) -> Option<portcullis_engine::Outcome> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < timeout {
+            let status = {
+                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                engine
+                    .store
+                    .request(request)
+                    .ok()
+                    .flatten()
+                    .map(|r| r.status)
+            };
+            match status {
+                Some(portcullis_store::RequestStatus::Pending) | None => {}
+                Some(portcullis_store::RequestStatus::Approved) => {
+                    let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                    return engine.decide(call, ctx, Self::now()).ok();
+                }
+                Some(_) => return None,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        None
+    }
+}
+
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
@@ -533,10 +579,20 @@ impl ServerHandler for Bridge {
         let mut outcome = outcome;
         if outcome.decision.decision == Verdict::Ask
             && let Some(r) = outcome.request.as_ref().filter(|r| r.eligible)
-            && client_elicits(&context)
-            && let Some(again) = self.ask_in_client(&context, &full, &call, &ctx, r.id).await
         {
-            outcome = again;
+            let request = r.id;
+            if client_elicits(&context) {
+                if let Some(again) = self
+                    .ask_in_client(&context, &full, &call, &ctx, request)
+                    .await
+                {
+                    outcome = again;
+                }
+            } else if let Some(timeout) = self.hold_timeout()
+                && let Some(again) = self.hold(request, timeout, &call, &ctx).await
+            {
+                outcome = again;
+            }
         }
         if outcome.decision.decision == Verdict::Allow {
             let peer = self.shared.downstream.read().await.clone();

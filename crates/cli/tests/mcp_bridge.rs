@@ -591,3 +591,54 @@ async fn a_tool_annotated_destructive_is_not_covered_by_a_wildcard() {
     assert!(!target.exists());
     c.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_ask_hold_keeps_the_call_waiting_for_a_person() {
+    let w = World::new(
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n[agents.mcp-bridge]\non_ask = \"hold\"\nhold_timeout_secs = 60\n",
+    );
+    let c = w
+        .bridge(
+            &["--name", "fs", "--session", "held", "--trusted"],
+            &[&bin("mcp-server-filesystem"), &w.work, &w.outside],
+        )
+        .await;
+    let outside = w.outside.join("notes.txt");
+    let peer = c.peer().clone();
+    let pending = tokio::spawn(async move {
+        let params = CallToolRequestParams::new("read_text_file")
+            .with_arguments(json!({"path": outside}).as_object().cloned().unwrap());
+        peer.call_tool(params).await
+    });
+    // A person sees the request and allows it once; the held call continues.
+    let id = loop {
+        let list = w.cli_json(&["requests", "list", "--json"]);
+        if let Some(id) = list
+            .as_array()
+            .unwrap()
+            .first()
+            .and_then(|r| r["id"].as_i64())
+        {
+            break id;
+        }
+        assert!(!pending.is_finished(), "the call must wait, not answer");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(!pending.is_finished());
+    w.cli_json(&[
+        "requests",
+        "resolve",
+        &id.to_string(),
+        "--scope",
+        "once",
+        "--json",
+    ]);
+    let r = tokio::time::timeout(Duration::from_secs(20), pending)
+        .await
+        .expect("released")
+        .unwrap()
+        .unwrap();
+    assert!(!refused(&r), "{r:?}");
+    assert!(text(&r).contains("outside the workspace"));
+    c.cancel().await.unwrap();
+}
