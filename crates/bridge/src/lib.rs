@@ -139,9 +139,17 @@ impl ClientHandler for Downstream {
     }
 }
 
-/// Runs a bridge on stdin/stdout in front of the stdio server `command`.
-pub async fn run_stdio(opts: Options, command: tokio::process::Command) -> Result<(), BridgeError> {
-    let bridge = Bridge::connect(opts, command).await?;
+/// The real server behind a bridge.
+pub enum Target {
+    /// A stdio server, started as a child process.
+    Command(tokio::process::Command),
+    /// A Streamable HTTP server (plain `http://`: the client has no TLS).
+    Url(String),
+}
+
+/// Runs a bridge on stdin/stdout in front of `target`.
+pub async fn run_stdio(opts: Options, target: Target) -> Result<(), BridgeError> {
+    let bridge = Bridge::connect(opts, target).await?;
     let server = bridge
         .clone()
         .serve(rmcp::transport::stdio())
@@ -153,12 +161,8 @@ pub async fn run_stdio(opts: Options, command: tokio::process::Command) -> Resul
 }
 
 impl Bridge {
-    /// Starts the stdio server `command` and completes its handshake.
-    pub async fn connect(
-        opts: Options,
-        command: tokio::process::Command,
-    ) -> Result<Bridge, BridgeError> {
-        let shown = format!("{:?}", command.as_std());
+    /// Connects to `target` (starting it, for a command) and completes its handshake.
+    pub async fn connect(opts: Options, target: Target) -> Result<Bridge, BridgeError> {
         let store = Store::open(&opts.data_dir)?;
         if let Some(id) = opts.session.as_ref().or(opts.env_session.as_ref()) {
             store.ensure_session(&NewSession {
@@ -187,17 +191,27 @@ impl Bridge {
             upstream: RwLock::new(Vec::new()),
             client: tokio::sync::Mutex::new(None),
         });
-        let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|source| {
-            BridgeError::Spawn {
-                command: shown,
-                source,
-            }
-        })?;
-        let client: RunningService<RoleClient, Downstream> = Downstream {
+        let handler = Downstream {
             shared: Arc::clone(&shared),
+        };
+        let client: RunningService<RoleClient, Downstream> = match target {
+            Target::Command(command) => {
+                let shown = format!("{:?}", command.as_std());
+                let transport = rmcp::transport::TokioChildProcess::new(command)
+                    .map_err(|source| BridgeError::Spawn { command: shown, source })?;
+                handler.serve(transport).await
+            }
+            Target::Url(url) => {
+                if !url.starts_with("http://") {
+                    return Err(BridgeError::Downstream(format!(
+                        "{url}: only plain http:// downstream servers are supported (no TLS in this build)"
+                    )));
+                }
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                handler.serve(transport).await
+            }
         }
-        .serve(transport)
-        .await
         .map_err(|e| BridgeError::Downstream(e.to_string()))?;
         let instructions = client
             .peer()

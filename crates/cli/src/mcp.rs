@@ -34,8 +34,11 @@ pub struct BridgeArgs {
     /// tighten).
     #[arg(long)]
     trusted: bool,
+    /// A Streamable HTTP server to bridge instead of a command (plain http://).
+    #[arg(long, conflicts_with = "command")]
+    url: Option<String>,
     /// The MCP server's command and arguments, after `--` (else the
-    /// `command` of its `[[mcp.servers]]` entry).
+    /// `command` or `url` of its `[[mcp.servers]]` entry).
     #[arg(last = true)]
     command: Vec<String>,
 }
@@ -74,20 +77,23 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         .iter()
         .find(|m| m.name == args.name)
         .cloned();
-    let argv = match (&configured, args.command.is_empty()) {
-        (_, false) => args.command.clone(),
-        (Some(m), true) if !m.command.is_empty() => m.command.clone(),
-        (Some(m), true) if m.url.is_some() => bail!(
-            "[[mcp.servers]] `{}` is a Streamable HTTP server: HTTP downstreams are not supported yet, only stdio commands",
-            args.name
-        ),
+    let command = |argv: &[String]| {
+        let mut c = tokio::process::Command::new(&argv[0]);
+        c.args(&argv[1..]).kill_on_drop(true);
+        portcullis_bridge::Target::Command(c)
+    };
+    let target = match (&configured, &args.url, args.command.is_empty()) {
+        (_, Some(url), _) => portcullis_bridge::Target::Url(url.clone()),
+        (_, None, false) => command(&args.command),
+        (Some(m), None, true) if !m.command.is_empty() => command(&m.command),
+        (Some(m), None, true) if m.url.is_some() => {
+            portcullis_bridge::Target::Url(m.url.clone().unwrap_or_default())
+        }
         _ => bail!(
-            "no server command: give it after `--`, or add a [[mcp.servers]] entry named `{}` with a `command`",
+            "no server: give its command after `--` or --url, or add a [[mcp.servers]] entry named `{}`",
             args.name
         ),
     };
-    let mut command = tokio::process::Command::new(&argv[0]);
-    command.args(&argv[1..]).kill_on_drop(true);
     let opts = portcullis_bridge::Options {
         name: args.name.clone(),
         session: args.session.clone(),
@@ -105,7 +111,7 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(portcullis_bridge::run_stdio(opts, command))?;
+    runtime.block_on(portcullis_bridge::run_stdio(opts, target))?;
     Ok(ExitCode::SUCCESS)
 }
 

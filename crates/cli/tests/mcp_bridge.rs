@@ -642,3 +642,47 @@ async fn on_ask_hold_keeps_the_call_waiting_for_a_person() {
     assert!(text(&r).contains("outside the workspace"));
     c.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_can_be_bridged_by_url() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__web__echo\"]\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = tokio::process::Command::new(bin("mcp-server-everything"));
+    server
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _server = server.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server-everything never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let c = w
+        .bridge(&["--name", "web", "--session", "s1", "--url", &url], &[])
+        .await;
+    let tools = c.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let r = call(&c, "echo", json!({"message": "over http"})).await;
+    assert!(!refused(&r) && text(&r).contains("over http"), "{r:?}");
+    // Another tool, no rule: refused before it reaches the server.
+    let other = tools
+        .iter()
+        .find(|t| t.name != "echo")
+        .unwrap()
+        .name
+        .to_string();
+    let r = call(&c, &other, json!({})).await;
+    assert!(refused(&r), "{r:?}");
+    c.cancel().await.unwrap();
+}

@@ -85,14 +85,6 @@ async fn front(
         )
         .into_response();
     };
-    if server.command.is_empty() {
-        return ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "http-downstream-unsupported",
-            format!("`{name}` is a Streamable HTTP server: only stdio commands can be bridged yet"),
-        )
-        .into_response();
-    }
     let header_session = req
         .headers()
         .get("x-session-id")
@@ -153,11 +145,17 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         blocked: config.policy.workspace.blocked.clone(),
         blocked_write: config.policy.workspace.blocked_write.clone(),
     };
-    let mut command = tokio::process::Command::new(&server.command[0]);
-    command
-        .args(&server.command[1..])
-        .current_dir(&config.cwd)
-        .kill_on_drop(true);
+    let target = match &server.url {
+        Some(url) => portcullis_bridge::Target::Url(url.clone()),
+        None => {
+            let mut command = tokio::process::Command::new(&server.command[0]);
+            command
+                .args(&server.command[1..])
+                .current_dir(&config.cwd)
+                .kill_on_drop(true);
+            portcullis_bridge::Target::Command(command)
+        }
+    };
     let opts = portcullis_bridge::Options {
         name: server.name.clone(),
         session: None,
@@ -169,7 +167,7 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         facts: FsPaths::new(&scopes, &state.env),
         data_dir: state.data_dir.clone(),
     };
-    let bridge = Bridge::connect(opts, command)
+    let bridge = Bridge::connect(opts, target)
         .await
         .map_err(|e| e.to_string())?;
     let service = portcullis_bridge::http_service(bridge.clone());
