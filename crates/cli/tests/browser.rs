@@ -267,8 +267,19 @@ async fn approve_in_chromium_then_revoke() {
     c.goto(&format!("http://127.0.0.1:{}/", s.port))
         .await
         .unwrap();
-    let button = wait_for(&c, "article.request button[value=deny]").await;
-    assert!(button.is_displayed().await.unwrap());
+    // (The live list may re-render meanwhile: look the button up afresh.)
+    let mut displayed = false;
+    for _ in 0..50 {
+        let button = wait_for(&c, "article.request button[value=deny]").await;
+        match button.is_displayed().await {
+            Ok(d) => {
+                displayed = d;
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert!(displayed);
     let overflow: Value = c
         .execute(
             "return document.documentElement.scrollWidth <= window.innerWidth + 1;",

@@ -19,8 +19,12 @@
       ? document.activeElement.closest("article").dataset.id : null;
     const res = await fetch("/fragments/requests", { credentials: "same-origin" });
     if (!res.ok) return;
-    list.innerHTML = await res.text();
+    const html = await res.text();
     setCount(Number(res.headers.get("x-pending-count") || "0"));
+    const version = res.headers.get("x-fragment-version");
+    if (version && version === list.dataset.version) return; // nothing changed
+    list.dataset.version = version || "";
+    list.innerHTML = html;
     if (newId) {
       const el = document.getElementById("request-" + newId);
       if (el) el.classList.add("fresh");

@@ -115,15 +115,17 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
         Err(e) => return store_error(&state, e),
     };
     let waiting = live.waiting();
+    let html = live.html(&state);
     let mut body = notices(&n);
     let _ = write!(
         body,
         "<div class=\"bar\"><h1>Requests <span class=\"count\" id=\"pending-count\">{}</span></h1>\
          <button type=\"button\" id=\"notify\" class=\"ghost\" hidden>Enable desktop notifications</button></div>\
          <p class=\"hint\">Agents' refused tool calls wait here for you. Nothing is replayed: after you allow, the agent may retry (a held hook simply continues).</p>\
-         <div id=\"requests\" aria-live=\"polite\">{}</div>",
+         <div id=\"requests\" aria-live=\"polite\" data-version=\"{}\">{}</div>",
         waiting,
-        live.html(&state)
+        version(&html),
+        html
     );
     page(
         &state,
@@ -139,14 +141,25 @@ async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
     }
     match live_state(&state) {
         Ok(live) => {
-            let mut res = Html(live.html(&state)).into_response();
+            let html = live.html(&state);
+            let tag = version(&html);
+            let mut res = Html(html).into_response();
             if let Ok(v) = HeaderValue::from_str(&live.waiting().to_string()) {
                 res.headers_mut().insert("x-pending-count", v);
+            }
+            if let Ok(v) = HeaderValue::from_str(&tag) {
+                res.headers_mut().insert("x-fragment-version", v);
             }
             res
         }
         Err(e) => ApiError::from(e).into_response(),
     }
+}
+
+/// A short fingerprint of a fragment: the page skips a refresh that would
+/// change nothing (and keeps its focus and its elements).
+fn version(html: &str) -> String {
+    blake3::hash(html.as_bytes()).to_hex()[..16].to_string()
 }
 
 /// What waits for a person: changed MCP tool definitions and permission requests.
