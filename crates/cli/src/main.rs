@@ -2,12 +2,6 @@
 //! arrive, the engine). It translates arguments to calls and results to output;
 //! it decides nothing itself.
 
-// mimalloc: the server allocates and frees per request on several threads;
-// glibc malloc returned memory to the kernel and faulted it back in (madvise,
-// page faults) at every turn. Measured with bench/load/run.sh (README).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod analyze;
 mod check;
 mod config_files;
@@ -15,7 +9,6 @@ mod export;
 mod hook;
 mod install;
 mod mcp;
-mod serve;
 mod state;
 
 use std::process::ExitCode;
@@ -50,10 +43,19 @@ enum Commands {
     /// Write the configuration's Bash rules in an agent's own policy language.
     #[command(subcommand)]
     Export(export::ExportCmd),
-    /// Serve the HTTP API and the approval UI (prints the URL to open).
-    Serve(serve::ServeArgs),
+    /// Serve the HTTP API and the approval UI (prints the URL to open). Runs `portcullis-daemon serve`.
+    #[command(disable_help_flag = true)]
+    Serve {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Run an MCP server behind portcullis: `portcullis mcp-bridge --name NAME -- CMD ARGS…`.
-    McpBridge(mcp::BridgeArgs),
+    /// Runs `portcullis-daemon mcp-bridge`.
+    #[command(disable_help_flag = true)]
+    McpBridge {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// MCP tool definition pins: list, approve, reject.
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
@@ -69,6 +71,25 @@ enum Commands {
     /// The audit log: tail, verify, export.
     #[command(subcommand)]
     Audit(state::AuditCmd),
+}
+
+/// Runs `portcullis-daemon SUBCOMMAND ARGS…` in this process' place. The
+/// long-running front doors (HTTP server, MCP bridge) live in their own
+/// binary so this one — loaded for every hook call — stays small.
+fn daemon(subcommand: &str, args: &[std::ffi::OsString]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let path = std::env::current_exe()
+        .map(|p| p.with_file_name("portcullis-daemon"))
+        .unwrap_or_else(|_| "portcullis-daemon".into());
+    let err = std::process::Command::new(&path)
+        .arg(subcommand)
+        .args(args)
+        .exec();
+    eprintln!(
+        "portcullis: error: running {}: {err} (install portcullis-daemon beside portcullis)",
+        path.display()
+    );
+    ExitCode::from(1)
 }
 
 fn main() -> ExitCode {
@@ -92,8 +113,8 @@ fn main() -> ExitCode {
         Commands::Install(args) => install::install(&args),
         Commands::Doctor(args) => install::doctor(&args),
         Commands::Export(cmd) => export::run(&cmd),
-        Commands::Serve(args) => serve::run(&args),
-        Commands::McpBridge(args) => mcp::bridge(&args),
+        Commands::Serve { args } => return daemon("serve", &args),
+        Commands::McpBridge { args } => return daemon("mcp-bridge", &args),
         Commands::Mcp(cmd) => mcp::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),

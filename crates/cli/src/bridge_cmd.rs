@@ -1,0 +1,113 @@
+//! `portcullis mcp-bridge`: the MCP proxy (run by `portcullis-daemon`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use portcullis_paths::{Environment, FsPaths, Scopes};
+
+use crate::config_files;
+
+#[derive(clap::Args)]
+pub struct BridgeArgs {
+    /// The server's name: its tools are `mcp__NAME__tool` to rules and grants.
+    #[arg(long)]
+    name: String,
+    /// The session the calls belong to (else `PORTCULLIS_SESSION`).
+    #[arg(long)]
+    session: Option<String>,
+    /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Withhold tools seen for the first time until a person approves them
+    /// (default: trust on first use).
+    #[arg(long)]
+    refuse_unpinned: bool,
+    /// Trust the server's annotations to loosen: tools marked `readOnlyHint`
+    /// have their path arguments judged as reads (default: annotations only
+    /// tighten).
+    #[arg(long)]
+    trusted: bool,
+    /// A Streamable HTTP server to bridge instead of a command (plain http://).
+    #[arg(long, conflicts_with = "command")]
+    url: Option<String>,
+    /// The MCP server's command and arguments, after `--` (else the
+    /// `command` or `url` of its `[[mcp.servers]]` entry).
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
+    let name_ok = !args.name.is_empty()
+        && args.name.len() <= 64
+        && args
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !args.name.contains("__");
+    if !name_ok {
+        bail!(
+            "--name {:?}: use letters, digits, `-` and `_` (no `__`), at most 64",
+            args.name
+        );
+    }
+    let env = Environment::from_process();
+    let cwd = std::env::current_dir().context("finding the current directory")?;
+    let policy = config_files::load(args.config.as_deref(), &cwd, &env)
+        .context("reading the configuration")?;
+    let scopes = Scopes {
+        roots: policy.workspace.roots.clone(),
+        read_roots: policy.workspace.read_roots.clone(),
+        blocked: policy.workspace.blocked.clone(),
+        blocked_write: policy.workspace.blocked_write.clone(),
+    };
+    let facts = FsPaths::new(&scopes, &env);
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(portcullis_store::default_data_dir);
+    let configured = policy
+        .mcp_servers
+        .iter()
+        .find(|m| m.name == args.name)
+        .cloned();
+    let command = |argv: &[String]| {
+        let mut c = tokio::process::Command::new(&argv[0]);
+        c.args(&argv[1..]).kill_on_drop(true);
+        portcullis_bridge::Target::Command(c)
+    };
+    let target = match (&configured, &args.url, args.command.is_empty()) {
+        (_, Some(url), _) => portcullis_bridge::Target::Url(url.clone()),
+        (_, None, false) => command(&args.command),
+        (Some(m), None, true) if !m.command.is_empty() => command(&m.command),
+        (Some(m), None, true) if m.url.is_some() => {
+            portcullis_bridge::Target::Url(m.url.clone().unwrap_or_default())
+        }
+        _ => bail!(
+            "no server: give its command after `--` or --url, or add a [[mcp.servers]] entry named `{}`",
+            args.name
+        ),
+    };
+    let opts = portcullis_bridge::Options {
+        name: args.name.clone(),
+        session: args.session.clone(),
+        env_session: std::env::var("PORTCULLIS_SESSION").ok(),
+        refuse_unpinned: args.refuse_unpinned
+            || configured.as_ref().is_some_and(|m| m.refuse_unpinned),
+        trusted: args.trusted || configured.as_ref().is_some_and(|m| m.trusted),
+        cwd: cwd.to_string_lossy().into_owned(),
+        policy,
+        facts,
+        data_dir,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(portcullis_bridge::run_stdio(opts, target))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,66 @@
+//! `portcullis-daemon`: the long-running front doors — `serve` (HTTP API and
+//! approval UI) and `mcp-bridge` (the MCP proxy). `portcullis serve` and
+//! `portcullis mcp-bridge` run this binary in their place: the `portcullis`
+//! binary is loaded for every hook call, and stays small without axum,
+//! tokio's server side, rmcp and their HTTP stacks.
+
+// mimalloc: the server allocates and frees per request on several threads;
+// glibc malloc returned memory to the kernel and faulted it back in (madvise,
+// page faults) at every turn. Measured with bench/load/run.sh (README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+mod bridge_cmd;
+mod config_files;
+// Shared with the `portcullis` binary; this one uses a part of it.
+mod serve;
+#[allow(dead_code)]
+mod state;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "portcullis",
+    version,
+    about = "A permission kernel for AI coding agents (daemon front doors)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Subcommand)]
+enum Commands {
+    /// Serve the HTTP API and the approval UI (prints the URL to open).
+    Serve(serve::ServeArgs),
+    /// Run an MCP server behind portcullis: `mcp-bridge --name NAME -- CMD ARGS…`.
+    McpBridge(bridge_cmd::BridgeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Commands::Serve(args) => serve::run(&args),
+        Commands::McpBridge(args) => bridge_cmd::bridge(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("portcullis: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
