@@ -24,6 +24,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "portcullis",
+    bin_name = "portcullis",
     version,
     about = "A permission kernel for AI coding agents (daemon front doors)"
 )]
