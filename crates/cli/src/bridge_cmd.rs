@@ -58,12 +58,7 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("finding the current directory")?;
     let policy = config_files::load(args.config.as_deref(), &cwd, &env)
         .context("reading the configuration")?;
-    let scopes = Scopes {
-        roots: policy.workspace.roots.clone(),
-        read_roots: policy.workspace.read_roots.clone(),
-        blocked: policy.workspace.blocked.clone(),
-        blocked_write: policy.workspace.blocked_write.clone(),
-    };
+    let scopes = Scopes::of(&policy.workspace);
     let facts = FsPaths::new(&scopes, &env);
     let data_dir = args
         .data_dir

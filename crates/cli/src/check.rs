@@ -104,7 +104,10 @@ impl Engine {
             .unwrap_or_else(portcullis_store::default_data_dir);
         let store = portcullis_store::Store::open(&dir)
             .with_context(|| format!("opening the store in {}", dir.display()))?;
-        let facts = FsPaths::new(&self.scopes(), &Environment::from_process());
+        let facts = FsPaths::new(
+            &Scopes::of(&self.policy.workspace),
+            &Environment::from_process(),
+        );
         let mut engine = portcullis_engine::Engine::new(store, self.policy.clone(), facts);
         engine.skill = self.skill.clone();
         let ctx = portcullis_engine::CallContext {
@@ -148,15 +151,6 @@ impl Engine {
             Err(e) => Err(e.into()),
         }
     }
-
-    fn scopes(&self) -> Scopes {
-        Scopes {
-            roots: self.policy.workspace.roots.clone(),
-            read_roots: self.policy.workspace.read_roots.clone(),
-            blocked: self.policy.workspace.blocked.clone(),
-            blocked_write: self.policy.workspace.blocked_write.clone(),
-        }
-    }
 }
 
 fn absolute_cwd(cwd: Option<&PathBuf>) -> Result<String> {
@@ -194,12 +188,7 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
         }
         None => None,
     };
-    let scopes = Scopes {
-        roots: policy.workspace.roots.clone(),
-        read_roots: policy.workspace.read_roots.clone(),
-        blocked: policy.workspace.blocked.clone(),
-        blocked_write: policy.workspace.blocked_write.clone(),
-    };
+    let scopes = Scopes::of(&policy.workspace);
     let facts = FsPaths::new(&scopes, &env);
     Ok(Engine {
         skill,

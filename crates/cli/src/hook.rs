@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use portcullis_adapters::{Agent, Answer, HookCall, Reply, deny_reply, parse, reply};
 use portcullis_engine::{CallContext, Engine, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
-use portcullis_policy::{Decision, Mode, OnAsk, Policy, Verdict};
+use portcullis_policy::{Decision, Mode, OnAsk, Verdict};
 use portcullis_store::{AgentKind, NewSession, RequestStatus, Store};
 
 use crate::config_files;
@@ -113,7 +113,7 @@ fn handle(args: &HookArgs, input: &[u8]) -> Result<Reply> {
     let on_ask = settings
         .on_ask
         .unwrap_or_else(|| default_on_ask(args.agent));
-    let facts = FsPaths::new(&scopes(&policy), &env);
+    let facts = FsPaths::new(&Scopes::of(&policy.workspace), &env);
     let Some(session) = hook.session.clone() else {
         let d = portcullis_policy::decide(&call, &policy, &facts);
         return Ok(answer_without_store(&hook, &d, on_ask));
@@ -201,15 +201,6 @@ fn register(store: &Store, hook: &HookCall, session: &str, cwd: &str) -> Result<
             Ok(id)
         }
         None => Ok(session.to_string()),
-    }
-}
-
-fn scopes(policy: &Policy) -> Scopes {
-    Scopes {
-        roots: policy.workspace.roots.clone(),
-        read_roots: policy.workspace.read_roots.clone(),
-        blocked: policy.workspace.blocked.clone(),
-        blocked_write: policy.workspace.blocked_write.clone(),
     }
 }
 

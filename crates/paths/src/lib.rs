@@ -100,6 +100,18 @@ pub struct Scopes {
     pub blocked_write: Vec<String>,
 }
 
+impl Scopes {
+    /// The scopes a policy's `[workspace]` configures.
+    pub fn of(w: &portcullis_policy::WorkspaceConfig) -> Scopes {
+        Scopes {
+            roots: w.roots.clone(),
+            read_roots: w.read_roots.clone(),
+            blocked: w.blocked.clone(),
+            blocked_write: w.blocked_write.clone(),
+        }
+    }
+}
+
 /// Longer paths are not placed (external): the kernel refuses paths past
 /// 4096 bytes anyway, and the walk should stay cheap.
 const MAX_PATH_LEN: usize = 16 * 1024;

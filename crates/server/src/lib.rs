@@ -84,12 +84,7 @@ impl PolicyCache {
             return judge.clone();
         }
         let judge = self.source.policy_for(Path::new(cwd)).map(|policy| {
-            let scopes = Scopes {
-                roots: policy.workspace.roots.clone(),
-                read_roots: policy.workspace.read_roots.clone(),
-                blocked: policy.workspace.blocked.clone(),
-                blocked_write: policy.workspace.blocked_write.clone(),
-            };
+            let scopes = Scopes::of(&policy.workspace);
             let facts = FsPaths::new(&scopes, &self.env);
             Arc::new(Judge { policy, facts })
         });

@@ -139,12 +139,7 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         return Ok(service.clone());
     }
     let config = &state.mcp.config;
-    let scopes = Scopes {
-        roots: config.policy.workspace.roots.clone(),
-        read_roots: config.policy.workspace.read_roots.clone(),
-        blocked: config.policy.workspace.blocked.clone(),
-        blocked_write: config.policy.workspace.blocked_write.clone(),
-    };
+    let scopes = Scopes::of(&config.policy.workspace);
     let target = match &server.url {
         Some(url) => portcullis_bridge::Target::Url(url.clone()),
         None => {
