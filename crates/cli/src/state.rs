@@ -260,7 +260,7 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                             g.id,
                             g.scope.as_str(),
                             g.op.as_str(),
-                            target_text(&g.target)
+                            g.target.to_string()
                         )
                     })
                     .collect()
@@ -279,19 +279,6 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn target_text(t: &GrantTarget) -> String {
-    match t {
-        GrantTarget::Path {
-            canonical,
-            folder: true,
-        } => format!("{canonical}/**"),
-        GrantTarget::Path { canonical, .. } => canonical.clone(),
-        GrantTarget::Command { pattern } => format!("Bash({pattern})"),
-        GrantTarget::Tool { name } => name.clone(),
-    }
-}
-
-/// Records a person's act from the command line in the audit log.
 /// Who approves from this command line.
 pub fn approver() -> String {
     std::env::var("USER")
@@ -332,7 +319,7 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                             r.id,
                             r.session,
                             r.op.as_str(),
-                            target_text(&r.target),
+                            r.target.to_string(),
                             r.count,
                             r.reason
                         )

@@ -316,12 +316,8 @@ async fn resolve_request(
     P(id): P<i64>,
     Body(b): Body<ResolveBody>,
 ) -> AppResult<Response> {
-    let login = state.auth.admin(&method, &headers)?;
+    let approver = state.auth.admin(&method, &headers)?.approver();
     let how = parse_resolution(&b.scope)?;
-    let approver = match login {
-        crate::auth::Login::Bearer => "api",
-        crate::auth::Login::Cookie => "ui",
-    };
     let (request, grant) =
         portcullis_engine::actions::resolve_request(&state.store(), id, how, approver, unix_now())?;
     Ok(Json(json!({"request": request, "grant": grant})).into_response())
@@ -350,11 +346,7 @@ async fn revoke_grant(
     headers: HeaderMap,
     P(id): P<i64>,
 ) -> AppResult<Response> {
-    let login = state.auth.admin(&method, &headers)?;
-    let by = match login {
-        crate::auth::Login::Bearer => "api",
-        crate::auth::Login::Cookie => "ui",
-    };
+    let by = state.auth.admin(&method, &headers)?.approver();
     if !portcullis_engine::actions::revoke_grant(&state.store(), id, by, unix_now())? {
         return Err(ApiError::not_found(format!("no active grant #{id}")));
     }
@@ -395,11 +387,7 @@ async fn resolve_pin(
     headers: HeaderMap,
     Body(b): Body<PinDecision>,
 ) -> AppResult<Response> {
-    let login = state.auth.admin(&method, &headers)?;
-    let by = match login {
-        crate::auth::Login::Bearer => "api",
-        crate::auth::Login::Cookie => "ui",
-    };
+    let by = state.auth.admin(&method, &headers)?.approver();
     let pin = portcullis_engine::actions::decide_pin(
         &state.store(),
         &b.server,

@@ -165,6 +165,16 @@ pub enum Login {
     Cookie,
 }
 
+impl Login {
+    /// Who approved, as the audit log and grants record it.
+    pub fn approver(self) -> &'static str {
+        match self {
+            Login::Bearer => "api",
+            Login::Cookie => "ui",
+        }
+    }
+}
+
 /// The bearer token of `Authorization`, if any.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use portcullis_store::{
-    AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Op, Pin, Request, Session, unix_now,
+    AuditCheck, AuditFilter, Grant, GrantScope, Op, Pin, Request, Session, unix_now,
 };
 use serde::Deserialize;
 
@@ -315,7 +315,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                    <dt>Last asked</dt><dd>{when}</dd></dl>",
             id = r.id,
             op = r.op.as_str(),
-            target = esc(&target_text(&r.target)),
+            target = esc(&r.target.to_string()),
             reason = esc(&r.reason),
             tool = esc(&r.tool),
             agent = esc(agent),
@@ -426,7 +426,7 @@ async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQu
                 id = g.id,
                 scope = g.scope.as_str(),
                 op = g.op.as_str(),
-                target = esc(&target_text(&g.target)),
+                target = esc(&g.target.to_string()),
                 principal = g
                     .session
                     .as_deref()
@@ -823,19 +823,6 @@ fn title_with_count(title: &str, n: usize) -> String {
 }
 
 // ----- text -----------------------------------------------------------------
-
-/// A grant's or request's target as people read it.
-pub fn target_text(t: &GrantTarget) -> String {
-    match t {
-        GrantTarget::Path {
-            canonical,
-            folder: true,
-        } => format!("{canonical}/**"),
-        GrantTarget::Path { canonical, .. } => canonical.clone(),
-        GrantTarget::Command { pattern } => format!("Bash({pattern})"),
-        GrantTarget::Tool { name } => name.clone(),
-    }
-}
 
 /// The interesting parts of an audit row's detail, short.
 fn detail_text(d: &serde_json::Value) -> String {

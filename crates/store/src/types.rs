@@ -198,6 +198,21 @@ pub enum GrantTarget {
     },
 }
 
+/// As people read it: `/a/file`, `/a/folder/**`, `Bash(pattern)`, a tool's name.
+impl fmt::Display for GrantTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrantTarget::Path {
+                canonical,
+                folder: true,
+            } => write!(f, "{canonical}/**"),
+            GrantTarget::Path { canonical, .. } => f.write_str(canonical),
+            GrantTarget::Command { pattern } => write!(f, "Bash({pattern})"),
+            GrantTarget::Tool { name } => f.write_str(name),
+        }
+    }
+}
+
 impl GrantTarget {
     pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a GrantTarget always serializes")
