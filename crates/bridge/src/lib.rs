@@ -259,12 +259,17 @@ impl Bridge {
 }
 
 impl Bridge {
+    /// The engine and its store; never held across an `.await`.
+    fn engine(&self) -> std::sync::MutexGuard<'_, Engine<FsPaths>> {
+        self.shared.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn now() -> i64 {
         portcullis_store::unix_now()
     }
 
     fn audit(&self, kind: &str, tool: &str, detail: Value) {
-        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        let engine = self.engine();
         let _ = engine.store.append_audit(
             &AuditEvent {
                 kind: kind.into(),
@@ -305,7 +310,7 @@ impl Bridge {
                 self.shared.instructions.get().cloned().flatten().as_deref(),
             );
             let check = {
-                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                let engine = self.engine();
                 engine.store.check_pin(
                     &self.shared.name,
                     &tool.name,
@@ -406,7 +411,7 @@ impl Bridge {
         if !allowed {
             return None;
         }
-        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        let engine = self.engine();
         // Already resolved in the UI meanwhile: fine, judge again either way.
         let _ = portcullis_engine::actions::resolve_request(
             &engine.store,
@@ -425,7 +430,7 @@ const AGENT_NAME: &str = "mcp-bridge";
 impl Bridge {
     /// `Some(timeout)` when `[agents.mcp-bridge] on_ask = "hold"`.
     fn hold_timeout(&self) -> Option<std::time::Duration> {
-        let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+        let engine = self.engine();
         let settings = engine.policy.agents.get(AGENT_NAME)?;
         (settings.on_ask == Some(portcullis_policy::OnAsk::Hold))
             .then(|| std::time::Duration::from_secs(settings.hold_timeout_secs.unwrap_or(120)))
@@ -443,7 +448,7 @@ impl Bridge {
         let start = std::time::Instant::now();
         while start.elapsed() < timeout {
             let status = {
-                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                let engine = self.engine();
                 engine
                     .store
                     .request(request)
@@ -454,7 +459,7 @@ impl Bridge {
             match status {
                 Some(portcullis_store::RequestStatus::Pending) | None => {}
                 Some(portcullis_store::RequestStatus::Approved) => {
-                    let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                    let engine = self.engine();
                     return engine.decide(call, ctx, Self::now()).ok();
                 }
                 Some(_) => return None,
@@ -513,7 +518,7 @@ impl ServerHandler for Bridge {
         let full = format!("mcp__{}__{name}", self.shared.name);
         if !self.shared.offered.read().await.contains_key(&name) {
             let withheld = {
-                let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+                let engine = self.engine();
                 engine
                     .store
                     .pins(true)
@@ -577,7 +582,7 @@ impl ServerHandler for Bridge {
         };
         let ctx = self.call_context(&context);
         let outcome = {
-            let engine = self.shared.engine.lock().unwrap_or_else(|p| p.into_inner());
+            let engine = self.engine();
             engine.decide(&call, &ctx, Self::now())
         };
         let outcome = match outcome {

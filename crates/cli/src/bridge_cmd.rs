@@ -41,18 +41,8 @@ pub struct BridgeArgs {
 }
 
 pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
-    let name_ok = !args.name.is_empty()
-        && args.name.len() <= 64
-        && args
-            .name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && !args.name.contains("__");
-    if !name_ok {
-        bail!(
-            "--name {:?}: use letters, digits, `-` and `_` (no `__`), at most 64",
-            args.name
-        );
+    if let Err(why) = portcullis_policy::McpServer::check_name(&args.name) {
+        bail!("--name {:?}: {why}", args.name);
     }
     let env = Environment::from_process();
     let cwd = std::env::current_dir().context("finding the current directory")?;

@@ -121,6 +121,23 @@ pub struct McpServer {
     pub refuse_unpinned: bool,
 }
 
+impl McpServer {
+    /// A server name must keep `mcp__NAME__tool` unambiguous.
+    pub fn check_name(name: &str) -> Result<(), &'static str> {
+        let ok = !name.is_empty()
+            && name.len() <= 64
+            && !name.contains("__")
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if ok {
+            Ok(())
+        } else {
+            Err("use letters, digits, `-` and `_` (no `__`), at most 64")
+        }
+    }
+}
+
 /// A `[[tools]]` entry: a capability manifest for a trusted tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolManifest {
@@ -280,18 +297,10 @@ impl Layer {
         let mut mcp_servers = Vec::new();
         for m in parsed.mcp.servers {
             let name = &m.name;
-            let valid = !name.is_empty()
-                && name.len() <= 64
-                && !name.contains("__")
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            if !valid {
+            if let Err(why) = McpServer::check_name(name) {
                 return Err(ConfigError::Invalid {
                     file: file.into(),
-                    message: format!(
-                        "[[mcp.servers]] name {name:?}: use letters, digits, `-` and `_` (no `__`), at most 64"
-                    ),
+                    message: format!("[[mcp.servers]] name {name:?}: {why}"),
                 });
             }
             if m.command.is_empty() == m.url.is_none() {
