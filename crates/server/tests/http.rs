@@ -78,6 +78,14 @@ impl Fx {
             .unwrap()
     }
 
+    /// A JSON POST with the person's bearer token.
+    fn admin_post(&self, uri: &str, body: &Value) -> Request<Body> {
+        self.admin(Request::post(uri).header(header::HOST, HOST))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    }
+
     fn admin(&self, b: axum::http::request::Builder) -> axum::http::request::Builder {
         b.header(header::AUTHORIZATION, format!("Bearer {}", self.token()))
     }
@@ -356,10 +364,10 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
     assert_eq!(list[0]["count"], 2);
 
     let resolve = |scope: &str| {
-        fx.admin(Request::post(format!("/v1/requests/{id}/resolve")).header(header::HOST, HOST))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(json!({"scope": scope}).to_string()))
-            .unwrap()
+        fx.admin_post(
+            &format!("/v1/requests/{id}/resolve"),
+            &json!({"scope": scope}),
+        )
     };
     let (status, body, _) = fx.send(resolve("once")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -379,11 +387,10 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
 
     // A session grant, then revoked over the API.
     let id2 = after["request"]["id"].as_i64().unwrap();
-    let req = fx
-        .admin(Request::post(format!("/v1/requests/{id2}/resolve")).header(header::HOST, HOST))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(json!({"scope": "session"}).to_string()))
-        .unwrap();
+    let req = fx.admin_post(
+        &format!("/v1/requests/{id2}/resolve"),
+        &json!({"scope": "session"}),
+    );
     let (_, body, _) = fx.send(req).await;
     let g2 = body["grant"]["id"].as_i64().unwrap();
     assert_eq!(
@@ -435,11 +442,7 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
 async fn resolve_refuses_what_cannot_be_granted() {
     let fx = Fx::new();
     let token = fx.session("s1").await;
-    let unknown = fx
-        .admin(Request::post("/v1/requests/999/resolve").header(header::HOST, HOST))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(r#"{"scope":"once"}"#))
-        .unwrap();
+    let unknown = fx.admin_post("/v1/requests/999/resolve", &json!({"scope": "once"}));
     let (status, body, _) = fx.send(unknown).await;
     assert_eq!(
         (status, body["code"].as_str()),
@@ -467,11 +470,10 @@ async fn resolve_refuses_what_cannot_be_granted() {
         ),
         ("forever", "bad-scope", StatusCode::BAD_REQUEST),
     ] {
-        let req = fx
-            .admin(Request::post(format!("/v1/requests/{id}/resolve")).header(header::HOST, HOST))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(json!({"scope": scope}).to_string()))
-            .unwrap();
+        let req = fx.admin_post(
+            &format!("/v1/requests/{id}/resolve"),
+            &json!({"scope": scope}),
+        );
         let (s, body, _) = fx.send(req).await;
         assert_eq!(
             (s, body["code"].as_str()),
