@@ -260,7 +260,7 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                             g.id,
                             g.scope.as_str(),
                             g.op.as_str(),
-                            g.target.to_string()
+                            g.target
                         )
                     })
                     .collect()
@@ -319,7 +319,7 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                             r.id,
                             r.session,
                             r.op.as_str(),
-                            r.target.to_string(),
+                            r.target,
                             r.count,
                             r.reason
                         )
