@@ -175,6 +175,24 @@ fn the_login_token_is_private_and_stable_across_restarts() {
         .mode()
         & 0o777;
     assert_eq!(dir_mode, 0o700);
+
+    // A second start on the same data directory prints the same token.
+    use std::io::BufRead;
+    let mut again = s
+        .portcullis()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = std::io::BufReader::new(again.stdout.take().unwrap())
+        .lines()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with("open the approval UI: "))
+        .expect("the login URL");
+    let _ = again.kill();
+    let _ = again.wait();
+    assert!(line.ends_with(&format!("token={}", s.token)), "{line}");
 }
 
 #[test]
