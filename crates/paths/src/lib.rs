@@ -71,7 +71,7 @@ pub mod tables;
 mod walk;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use env::Environment;
 pub use portcullis_policy::{PathFact, PathFacts, Zone};
@@ -133,11 +133,23 @@ pub struct FsPaths {
     home: String,
     /// Home as given, for `~` (the walk resolves it).
     home_written: String,
-    users: Vec<User>,
+    /// The environment's directories, kept until the tables are compiled.
+    config_dir: String,
+    data_dir: String,
     scopes: Scopes,
+    /// `/etc/passwd` and the compiled protected and secret tables: built on
+    /// first use, because resolving their anchors costs ≈90 `stat` calls and
+    /// a hook judging `git status` judges no path at all.
+    tables: OnceLock<Tables>,
+    cwds: Mutex<HashMap<String, Arc<Places>>>,
+}
+
+/// What [`FsPaths`] compiles on first use.
+#[derive(Debug)]
+struct Tables {
+    users: Vec<User>,
     protected: Vec<Rule>,
     secrets: Vec<Rule>,
-    cwds: Mutex<HashMap<String, Arc<Places>>>,
 }
 
 /// A compiled table row.
@@ -202,50 +214,59 @@ fn rank(zone: Zone) -> u8 {
 }
 
 impl FsPaths {
-    /// Builds the resolver: reads `/etc/passwd` (for `~user` and root's home)
-    /// and resolves the anchors of the protected and secret tables. No
-    /// working directory is looked at yet.
+    /// Builds the resolver. Nothing is read yet: `/etc/passwd` (for `~user`
+    /// and root's home) and the anchors of the protected and secret tables
+    /// are resolved on first use, the working directories when first seen.
     pub fn new(scopes: &Scopes, env: &Environment) -> FsPaths {
-        let users = env::read_passwd();
         // The environment's paths should be absolute; one that is not is
         // taken from `/` (an empty one is `/` itself: everything under it
         // protected, which fails closed).
-        let abs = |p: &str| walk::lexical(&format!("/{p}"));
-        let mut canon = Canon::default();
         let home_written = abs(&env.home);
-        let home = canon.get(&home_written);
-        let root_home = users
-            .iter()
-            .find(|u| u.name == "root" && u.home.starts_with('/'))
-            .map_or_else(|| "/root".to_string(), |u| walk::lexical(&u.home));
-        let bases = [
-            (Anchor::Root, "/".to_string()),
-            (Anchor::Home, home_written.clone()),
-            (Anchor::RootHome, root_home),
-            (Anchor::ConfigDir, abs(&env.config_dir)),
-            (Anchor::DataDir, abs(&env.data_dir)),
-        ]
-        .map(|(a, written)| {
-            let canonical = canon.get(&written);
-            (a, written, canonical)
-        });
-        let mut compile = |table: &[Entry]| -> Vec<Rule> {
-            table
-                .iter()
-                .filter_map(|e| compile_rule(e, &bases, &mut canon))
-                .collect()
-        };
-        let protected = compile(tables::PROTECTED);
-        let secrets = compile(tables::SECRETS);
+        let home = Canon::default().get(&home_written);
         FsPaths {
-            protected,
-            secrets,
             home,
             home_written,
-            users,
+            config_dir: abs(&env.config_dir),
+            data_dir: abs(&env.data_dir),
             scopes: scopes.clone(),
+            tables: OnceLock::new(),
             cwds: Mutex::new(HashMap::new()),
         }
+    }
+
+    fn tables(&self) -> &Tables {
+        self.tables.get_or_init(|| {
+            let users = env::read_passwd();
+            let mut canon = Canon::default();
+            let root_home = users
+                .iter()
+                .find(|u| u.name == "root" && u.home.starts_with('/'))
+                .map_or_else(|| "/root".to_string(), |u| walk::lexical(&u.home));
+            let bases = [
+                (Anchor::Root, "/".to_string()),
+                (Anchor::Home, self.home_written.clone()),
+                (Anchor::RootHome, root_home),
+                (Anchor::ConfigDir, self.config_dir.clone()),
+                (Anchor::DataDir, self.data_dir.clone()),
+            ]
+            .map(|(a, written)| {
+                let canonical = canon.get(&written);
+                (a, written, canonical)
+            });
+            let mut compile = |table: &[Entry]| -> Vec<Rule> {
+                table
+                    .iter()
+                    .filter_map(|e| compile_rule(e, &bases, &mut canon))
+                    .collect()
+            };
+            let protected = compile(tables::PROTECTED);
+            let secrets = compile(tables::SECRETS);
+            Tables {
+                users,
+                protected,
+                secrets,
+            }
+        })
     }
 
     /// The project root of a working directory: the nearest ancestor (the
@@ -357,6 +378,7 @@ impl FsPaths {
                 "+" => base.filter(|b| b.starts_with('/'))?,
                 "-" => return None,
                 name => self
+                    .tables()
                     .users
                     .iter()
                     .find(|u| u.name == name && u.home.starts_with('/'))
@@ -418,8 +440,8 @@ impl FsPaths {
             zone: Zone::External,
             blocked: false,
             blocked_write: false,
-            protected: anywhere(&self.protected),
-            secret: anywhere(&self.secrets),
+            protected: anywhere(&self.tables().protected),
+            secret: anywhere(&self.tables().secrets),
             hard_linked: false,
         }
     }
@@ -486,10 +508,10 @@ impl PathFacts for FsPaths {
             }
             let comps = pattern::components(path);
             if protected.is_none() {
-                protected = Self::first_match(&self.protected, path, &comps, outside);
+                protected = Self::first_match(&self.tables().protected, path, &comps, outside);
             }
             if secret.is_none() {
-                secret = Self::first_match(&self.secrets, path, &comps, outside);
+                secret = Self::first_match(&self.tables().secrets, path, &comps, outside);
             }
         }
 
@@ -512,6 +534,11 @@ impl PathFacts for FsPaths {
     fn expand_glob(&self, pattern: &str, cwd: &str) -> Option<Vec<String>> {
         glob::expand(pattern, cwd)
     }
+}
+
+/// An environment path made absolute: one that is not is taken from `/`.
+fn abs(p: &str) -> String {
+    walk::lexical(&format!("/{p}"))
 }
 
 /// Compiles a table row against the anchors' directories (as written and

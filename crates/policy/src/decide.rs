@@ -119,6 +119,7 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         r.effect = Some(i);
         judgements.push(r);
     }
+    judgements.extend(secret_mentions(&derived.items, &ctx));
     if judgements.is_empty() {
         judgements.push(Reason {
             code: "no-effect".into(),
@@ -272,6 +273,91 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
         Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, ctx, "tool"),
         Effect::Opaque { reason: why, text } => judge_opaque(why, text, ctx, all),
     }
+}
+
+// ----- secrets named in arguments ------------------------------------------------
+
+/// Secrets a command is given where the knowledge base does not say what the
+/// program does with them (`date -f ~/.ssh/id_rsa` prints the key in its error
+/// messages; an unknown option of a known program may read a file). Every
+/// static argument and `--opt=VALUE` value that is not already a path effect
+/// is resolved; one that lands on a secret is judged as a read of it. Only
+/// secrets: other paths named this way cost no prompt.
+fn secret_mentions(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
+    let known: Vec<&str> = items
+        .iter()
+        .flat_map(|e| match e {
+            Effect::Read { path, .. }
+            | Effect::Write { path, .. }
+            | Effect::Delete { path, .. } => {
+                vec![path.as_str()]
+            }
+            Effect::Move { from, to, .. } => vec![from.as_str(), to.as_str()],
+            _ => vec![],
+        })
+        .collect();
+    let home = ctx.facts.home();
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (i, e) in items.iter().enumerate() {
+        let Effect::Exec { command, .. } = e else {
+            continue;
+        };
+        for (w, word) in command.words.iter().enumerate().skip(1) {
+            let dynamic = command.dynamic_words.contains(&w);
+            for candidate in mentioned_paths(word) {
+                // A dynamic word is known only when it starts with `$HOME`.
+                let candidate = if dynamic {
+                    match expand_home(candidate, home) {
+                        Some(p) => p,
+                        None => continue,
+                    }
+                } else {
+                    candidate.to_string()
+                };
+                let candidate = candidate.as_str();
+                if candidate.is_empty()
+                    || candidate.len() > 4096
+                    || candidate.contains(['\n', '\0'])
+                    || known.contains(&candidate)
+                    || seen.iter().any(|s| s == candidate)
+                {
+                    continue;
+                }
+                seen.push(candidate.to_string());
+                if ctx.facts.resolve(candidate, ctx.cwd).secret.is_none() {
+                    continue;
+                }
+                let mut r = judge_path(PathOp::Read, candidate, false, ctx);
+                if r.verdict == Verdict::Allow {
+                    continue;
+                }
+                let judged = r.message.strip_prefix("read ").unwrap_or(&r.message);
+                r.message = format!("command `{}` names {judged}", command.program);
+                r.effect = Some(i);
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The paths an argument word may name: the word itself, or for an option
+/// the value after `=` (`--file=F`) or a path glued to a short option (`-f/F`).
+fn mentioned_paths(word: &str) -> Vec<&str> {
+    if !word.starts_with('-') {
+        return vec![word];
+    }
+    let mut out = Vec::new();
+    if let Some((_, value)) = word.split_once('=') {
+        out.push(value);
+    }
+    if !word.starts_with("--")
+        && let Some(at) = word.find(['/', '~', '$'])
+    {
+        out.push(&word[at..]);
+    }
+    out
 }
 
 // ----- commands -----------------------------------------------------------------

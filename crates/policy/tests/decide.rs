@@ -140,6 +140,60 @@ fn opaque_and_dynamic_parts_ask_and_unattended_denies() {
 }
 
 #[test]
+fn a_secret_named_where_the_knowledge_base_is_silent_needs_a_person() {
+    // `git *` allows git; what git does with an option it does not model is
+    // unknown, so a secret in its arguments is judged as a read of it.
+    let p = policy(
+        r#"
+mode = "ask"
+[permissions]
+allow = ["Bash(git *)", "Bash(echo *)", "Bash(frob *)"]
+"#,
+    );
+    for command in [
+        "git log --author=/home/dev/.ssh/id_rsa",
+        "git show -s ~/.ssh/id_rsa",
+        "echo ~/.ssh/config",
+        "frob -k/home/dev/.ssh/id_ed25519",
+        "frob -k$HOME/.ssh/id_ed25519",
+        "frob --key=$HOME/.ssh/id_ed25519",
+        "echo ok; frob \"$HOME/.ssh\"",
+    ] {
+        let d = bash(&p, command);
+        assert_eq!(d.decision, Verdict::Ask, "{command}: {:?}", d.reasons);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.code == "secret-path" && r.message.contains("names")),
+            "{command}: {:?}",
+            d.reasons
+        );
+    }
+    // Other paths named this way cost no prompt.
+    for command in [
+        "echo /etc/hostname",
+        "git log --author=someone -- src/main.rs",
+        "frob -k/tmp/key",
+    ] {
+        assert_eq!(verdict(&p, command), Verdict::Allow, "{command}");
+    }
+    // `date -f FILE` prints the file's lines in its errors: the knowledge base
+    // knows it reads.
+    let date = policy("mode = \"ask\"\n[permissions]\nallow = [\"Bash(date *)\"]\n");
+    let d = bash(&date, "date -f ~/.ssh/id_rsa");
+    assert_eq!(d.decision, Verdict::Ask);
+    assert!(
+        d.effects
+            .iter()
+            .any(|e| matches!(e, Effect::Read { path, .. } if path == "~/.ssh/id_rsa"))
+    );
+    assert_eq!(verdict(&date, "date -d tomorrow +%F"), Verdict::Allow);
+    // Full access reads secrets without a person, as it does for `cat`.
+    let full = policy("mode = \"full-access\"\n");
+    assert_eq!(verdict(&full, "frob ~/.ssh/id_rsa"), Verdict::Allow);
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(
