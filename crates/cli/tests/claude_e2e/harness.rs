@@ -1,5 +1,6 @@
-//! Running a real agent CLI (Claude Code, pi): where it is installed, a throw-away
-//! workspace, and a child process with a deadline whose output is kept.
+//! Running a real agent CLI (Claude Code, Codex, Gemini CLI, pi): where it is
+//! installed, a throw-away workspace, and a child process with a deadline whose
+//! output is kept.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -25,10 +26,13 @@ pub fn agent_bin(agent: &str, name: &str) -> (PathBuf, String) {
             bin.display()
         );
     }
+    // Codex writes helper links under its home even for `--version`: not the developer's.
+    let codex_home = Scratch::new("codex-home");
     let out = Command::new(&bin)
         .arg("--version")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("PI_OFFLINE", "1")
+        .env("CODEX_HOME", &codex_home.path)
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("running `{} --version`: {e}\n{hint}", bin.display()));

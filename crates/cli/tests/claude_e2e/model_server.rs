@@ -2,7 +2,11 @@
 //! the real Claude Code CLI (`ANTHROPIC_BASE_URL=http://127.0.0.1:<port>`) and
 //! pi; it also speaks the Gemini API's `generateContent` /
 //! `streamGenerateContent` for Gemini CLI (`GOOGLE_GEMINI_BASE_URL`), where the
-//! scripted call is `run_shell_command` and comes back as a `functionResponse`.
+//! scripted call is `run_shell_command` and comes back as a `functionResponse`,
+//! and the OpenAI Responses API (`POST /v1/responses`, streamed) for Codex CLI
+//! (a custom model provider with `wire_api = "responses"`), where the scripted
+//! call is Codex's shell tool `exec_command` and comes back as a
+//! `function_call_output`.
 //!
 //! The script: a conversation whose last user message carries no `tool_result`
 //! and that offers the `Bash` tool gets one `tool_use` block calling `Bash` with
@@ -21,6 +25,9 @@ use serde_json::{Value, json};
 
 /// The id of the scripted tool call.
 pub const TOOL_USE_ID: &str = "toolu_portcullis_e2e_01";
+
+/// The `call_id` of the scripted Responses API function call.
+pub const CALL_ID: &str = "call_portcullis_e2e_01";
 
 /// One request the server received.
 #[derive(Clone, Debug)]
@@ -89,7 +96,10 @@ impl ModelServer {
     pub fn summary(&self) -> String {
         let mut out = String::new();
         for r in self.requests() {
-            let last = last_user_content(&r.body);
+            let last = match r.path() {
+                "/v1/responses" => last_input_item(&r.body),
+                _ => last_user_content(&r.body),
+            };
             let mut last = last.to_string();
             if last.len() > 600 {
                 let mut cut = 600;
@@ -100,7 +110,7 @@ impl ModelServer {
                 last.push('…');
             }
             out.push_str(&format!(
-                "  {} {} → {} (stream: {}, tools: {}, last user content: {last})\n",
+                "  {} {} → {} (stream: {}, tools: {}, last user content or input item: {last})\n",
                 r.method,
                 r.target,
                 r.answer,
@@ -179,6 +189,7 @@ fn serve(stream: TcpStream, command: &str, log: &Mutex<Vec<Logged>>) -> std::io:
     let path = req.target.split('?').next().unwrap_or("");
     let (answer, bytes) = match (req.method.as_str(), path) {
         ("POST", "/v1/messages") => messages(&body, command),
+        ("POST", "/v1/responses") => responses(&body, command),
         ("POST", p) if p.starts_with("/v1beta/models/") && p.contains("enerateContent") => {
             gemini(&body, command, p.contains(":streamGenerateContent"))
         }
@@ -379,6 +390,70 @@ pub fn gemini_function_responses(body: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The scripted answer to a Responses API request (Codex CLI): a call of
+/// Codex's shell tool `exec_command` while no `function_call_output` came
+/// back, else a short text. Codex always asks for a stream.
+fn responses(body: &Value, command: &str) -> (String, Vec<u8>) {
+    let offered = tool_names(body).iter().any(|t| t == "exec_command");
+    let (item, answer) = if offered && function_call_outputs(body).is_empty() {
+        (
+            json!({"type": "function_call", "id": "fc_portcullis_e2e", "call_id": CALL_ID,
+                   "name": "exec_command", "arguments": json!({"cmd": command}).to_string(),
+                   "status": "completed"}),
+            "exec_command function_call",
+        )
+    } else {
+        (
+            json!({"type": "message", "id": "msg_portcullis_e2e", "role": "assistant",
+                   "status": "completed", "content": [{"type": "output_text",
+                   "text": "The scripted command has finished.", "annotations": []}]}),
+            "text",
+        )
+    };
+    let response =
+        json!({"id": "resp_portcullis_e2e", "object": "response", "status": "completed"});
+    let mut completed = response.clone();
+    completed["usage"] = json!({"input_tokens": 42, "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 49});
+    let events = vec![
+        (
+            "response.created",
+            json!({"type": "response.created", "response": response}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": completed}),
+        ),
+    ];
+    (answer.to_string(), event_stream(events))
+}
+
+/// The `function_call_output` items of a Responses API request's input.
+pub fn function_call_outputs(body: &Value) -> Vec<Value> {
+    body["input"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter(|i| i["type"] == "function_call_output")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The last item of a Responses API request's input (`Null` when there is none).
+pub fn last_input_item(body: &Value) -> &Value {
+    body["input"]
+        .as_array()
+        .and_then(|items| items.last())
+        .unwrap_or(&Value::Null)
+}
+
 fn tool_input(command: &str) -> Value {
     json!({"command": command, "description": "Run the scripted command"})
 }
@@ -444,6 +519,11 @@ fn sse(model: &str, blocks: &[Block], stop: &str) -> Vec<u8> {
                "usage": {"output_tokens": 7}}),
     ));
     events.push(("message_stop", json!({"type": "message_stop"})));
+    event_stream(events)
+}
+
+/// A whole Server-Sent Events response: `event: <name>` and `data: <json>` per event.
+fn event_stream(events: Vec<(&str, Value)>) -> Vec<u8> {
     let mut body = String::new();
     for (name, data) in events {
         body.push_str(&format!("event: {name}\ndata: {data}\n\n"));

@@ -1,0 +1,455 @@
+//! Codex CLI end to end, with its real CLI (issue 6): `codex exec` in a
+//! throw-away project where `portcullis install codex` put the `PreToolUse`
+//! hook in `.codex/hooks.json`, against the scripted model server speaking the
+//! OpenAI Responses API (a custom model provider in `$CODEX_HOME/config.toml`)
+//! and answering with one fixed call of Codex's shell tool (`exec_command`).
+//!
+//! Codex runs a project's hooks only when the project is trusted (saved in
+//! `config.toml` as `codex exec --trust` would) and each hook only once a
+//! person trusted it by its hash. The test trusts the hook the way Codex's
+//! `/hooks` screen does: through Codex's own app server (`hooks/list` gives
+//! the hook's key and hash, `config/batchWrite` saves them as
+//! `[hooks.state."<key>"] trusted_hash`), so `codex exec` runs with no trust
+//! bypass. `--dangerously-bypass-approvals-and-sandbox` takes Codex's own
+//! sandbox and approvals out of the way, so what runs is decided by the hook
+//! alone:
+//! - control: without a hook, the denied command runs;
+//! - untrusted: with the hook installed but not trusted, Codex runs the
+//!   command without asking portcullis (and says nothing about it);
+//! - allowed: `touch allowed-marker.txt` is allowed by the portcullis
+//!   configuration → the file exists;
+//! - denied: `touch denied-marker.txt` matches a portcullis deny rule → the
+//!   hook blocks it, the file does not exist, and the model receives
+//!   portcullis' reason in the `function_call_output`;
+//! - both decisions are in portcullis' audit log under Codex's thread ids,
+//!   and none for the untrusted run.
+//!
+//! Needs the pinned CLI in `e2e/node_modules` (`npm ci --prefix e2e`); without
+//! it this test fails and says so.
+
+#[path = "claude_e2e/harness.rs"]
+mod harness;
+// Shared by the end-to-end tests; this one uses the Responses API half.
+#[allow(dead_code)]
+#[path = "claude_e2e/model_server.rs"]
+mod model_server;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use harness::{Ran, World, agent_bin};
+use model_server::{CALL_ID, ModelServer, function_call_outputs};
+
+/// Per `codex exec` run; a normal run takes about a second.
+const CODEX_TIMEOUT: Duration = Duration::from_secs(60);
+/// Per app server answer.
+const APP_SERVER_TIMEOUT: Duration = Duration::from_secs(30);
+
+const ALLOWED: &str = "touch allowed-marker.txt";
+const DENIED: &str = "touch denied-marker.txt";
+
+const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
+deny = ["Bash(touch denied-marker.txt)"]
+"#;
+
+/// The variable holding the (dummy) API key of the scripted provider.
+const API_KEY_ENV: &str = "PORTCULLIS_E2E_API_KEY";
+
+fn codex_home(world: &World) -> PathBuf {
+    world.home.join(".codex")
+}
+
+/// `$CODEX_HOME/config.toml`: the scripted model server as the provider (its
+/// URL is given per run), no retries, no plugin marketplace (it would look up
+/// GitHub), and `trusted` projects saved as `codex exec --trust` saves them —
+/// Codex ignores the `.codex/` of an untrusted project, hooks included.
+fn codex_config(world: &World, trusted: &[&Path]) {
+    let mut config = format!(
+        r#"model = "gpt-5.5"
+model_provider = "scripted"
+
+[features]
+plugins = false
+
+[model_providers.scripted]
+name = "portcullis scripted model server"
+wire_api = "responses"
+env_key = "{API_KEY_ENV}"
+request_max_retries = 0
+stream_max_retries = 0
+"#
+    );
+    for project in trusted {
+        // A JSON string is a TOML basic string.
+        let key = Value::from(project.to_str().expect("a UTF-8 path")).to_string();
+        config.push_str(&format!("\n[projects.{key}]\ntrust_level = \"trusted\"\n"));
+    }
+    let home = codex_home(world);
+    std::fs::create_dir_all(&home).expect("create ~/.codex");
+    std::fs::write(home.join("config.toml"), config).expect("write ~/.codex/config.toml");
+}
+
+/// A project whose `.codex/hooks.json` runs the portcullis hook.
+fn protected_project(world: &World, name: &str) -> PathBuf {
+    let project = world.project(name, Some("codex"));
+    let hooks = std::fs::read_to_string(project.join(".codex/hooks.json"))
+        .expect("install wrote .codex/hooks.json");
+    assert!(
+        hooks.contains("hook codex"),
+        "no portcullis hook in {hooks}"
+    );
+    project
+}
+
+/// `codex exec --json` against `server`; the run's output and Codex's thread
+/// id (the hook's `session_id`), `None` when Codex printed none.
+fn codex(
+    world: &World,
+    bin: &Path,
+    project: &Path,
+    server: &ModelServer,
+    name: &str,
+) -> (Ran, Option<String>) {
+    let mut cmd = world.agent(bin, project);
+    cmd.args([
+        "exec",
+        "--json",
+        "--color",
+        "never",
+        // No sandbox, no approvals: the hook is the only thing deciding.
+        "--dangerously-bypass-approvals-and-sandbox",
+        "-c",
+    ])
+    .arg(format!(
+        "model_providers.scripted.base_url=\"{}/v1\"",
+        server.url()
+    ))
+    .arg("Run the scripted command.")
+    .env("CODEX_HOME", codex_home(world))
+    .env(API_KEY_ENV, "test");
+    let ran = world.run(&mut cmd, name, CODEX_TIMEOUT);
+    let thread = ran.stdout.lines().find_map(|l| {
+        let event: Value = serde_json::from_str(l).ok()?;
+        (event["type"] == "thread.started")
+            .then(|| event["thread_id"].as_str().map(str::to_string))
+            .flatten()
+    });
+    (ran, thread)
+}
+
+fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
+    format!(
+        "{what}\n--- codex ---\n{}--- model server requests ---\n{}",
+        ran.report(),
+        server.summary()
+    )
+}
+
+/// The text of the `function_call_output` the model received for the scripted call.
+fn scripted_output(server: &ModelServer) -> Option<String> {
+    server
+        .requests()
+        .iter()
+        .flat_map(|r| function_call_outputs(&r.body))
+        .find(|o| o["call_id"] == CALL_ID)
+        .map(|o| match &o["output"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+}
+
+fn thread_id(thread: Option<String>, ctx: &str) -> String {
+    thread.unwrap_or_else(|| panic!("no thread.started event with a thread_id\n{ctx}"))
+}
+
+/// `codex app-server` on stdio (JSON-RPC, one message a line): the API
+/// Codex's own screens use to list hooks and save their trust.
+struct AppServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+    stderr: PathBuf,
+}
+
+impl AppServer {
+    fn start(world: &World, bin: &Path) -> AppServer {
+        let stderr = world.scratch.join("logs/app-server.stderr");
+        let mut cmd = world.agent(bin, &world.home);
+        let mut child = cmd
+            .arg("app-server")
+            .env("CODEX_HOME", codex_home(world))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).expect("create the app server's stderr file"))
+            .process_group(0)
+            .spawn()
+            .expect("start codex app-server");
+        let stdout = child.stdout.take().expect("the app server's stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut server = AppServer {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            stderr,
+        };
+        server.call(
+            "initialize",
+            json!({"clientInfo": {"name": "portcullis-e2e", "version": "0"}}),
+        );
+        server.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("the app server's stdin");
+        writeln!(stdin, "{message}")
+            .and_then(|()| stdin.flush())
+            .expect("write to the app server");
+    }
+
+    /// Sends a request and returns its result; an error answer, or none
+    /// within the deadline, fails the test.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + APP_SERVER_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "codex app-server did not answer {method} in time\n{}",
+                    self.stderr()
+                ),
+                Err(RecvTimeoutError::Disconnected) => panic!(
+                    "codex app-server ended before answering {method}\n{}",
+                    self.stderr()
+                ),
+            };
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            // Notifications (and requests to us) have a method; answers do not.
+            if message["id"] != id || message.get("method").is_some() {
+                continue;
+            }
+            assert!(
+                message.get("error").is_none(),
+                "codex app-server refused {method}: {message}\n{}",
+                self.stderr()
+            );
+            return message["result"].clone();
+        }
+    }
+
+    /// The hooks Codex found in `project`'s `.codex/` layer.
+    fn project_hooks(&mut self, project: &Path) -> Vec<Value> {
+        let listed = self.call("hooks/list", json!({"cwds": [project]}));
+        listed["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|entry| entry["hooks"].as_array().cloned().unwrap_or_default())
+            .filter(|h| h["source"] == "project")
+            .collect()
+    }
+
+    /// Trusts `hook` as it is now, as a person does in `/hooks`.
+    fn trust(&mut self, hook: &Value) {
+        let key = hook["key"].as_str().expect("a hook key");
+        let hash = hook["currentHash"].clone();
+        self.call(
+            "config/batchWrite",
+            json!({"edits": [{"keyPath": "hooks.state", "mergeStrategy": "upsert",
+                              "value": {key: {"trusted_hash": hash}}}]}),
+        );
+    }
+
+    fn stderr(&self) -> String {
+        format!(
+            "--- codex app-server stderr ---\n{}",
+            std::fs::read_to_string(&self.stderr).unwrap_or_default()
+        )
+    }
+}
+
+impl Drop for AppServer {
+    /// Closes its stdin (it ends by itself); kills it if it does not.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The one portcullis hook Codex lists for `project`, checked to be in `trust`.
+fn portcullis_hook(hooks: &[Value], trust: &str, project: &Path) -> Value {
+    let found: Vec<&Value> = hooks
+        .iter()
+        .filter(|h| {
+            h["eventName"] == "preToolUse"
+                && h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.ends_with("hook codex"))
+        })
+        .collect();
+    assert!(
+        found.len() == 1 && found[0]["trustStatus"] == trust && found[0]["enabled"] == true,
+        "Codex does not list one enabled, {trust} portcullis PreToolUse hook for {}: {hooks:?}",
+        project.display()
+    );
+    found[0].clone()
+}
+
+/// The decisions portcullis recorded for `session`.
+fn decisions<'a>(audit: &'a [Value], session: &str) -> Vec<&'a Value> {
+    audit
+        .iter()
+        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["session"] == session)
+        .collect()
+}
+
+#[test]
+fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
+    let started = Instant::now();
+    let (bin, version) = agent_bin("Codex CLI", "codex");
+    eprintln!("Codex CLI {version} at {}", bin.display());
+    let world = World::new("codex-e2e", CONFIG);
+    let control = world.project("control", None);
+    let untrusted = protected_project(&world, "untrusted");
+    let project = protected_project(&world, "project");
+    codex_config(&world, &[&control, &untrusted, &project]);
+
+    // Control: with no hook, the denied command runs.
+    let server = ModelServer::start(DENIED);
+    let (ran, _) = codex(&world, &bin, &control, &server, "control");
+    let ctx = context("control run (no hook)", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        control.join("denied-marker.txt").exists(),
+        "Codex did not run the scripted call without the hook: the blocked run would prove nothing\n{ctx}"
+    );
+
+    // Codex sees both installed hooks, untrusted; the person trusts one.
+    let mut app = AppServer::start(&world, &bin);
+    portcullis_hook(&app.project_hooks(&untrusted), "untrusted", &untrusted);
+    let hook = portcullis_hook(&app.project_hooks(&project), "untrusted", &project);
+    app.trust(&hook);
+    portcullis_hook(&app.project_hooks(&project), "trusted", &project);
+    drop(app);
+
+    // Installed but never trusted: Codex runs the call without the hook.
+    let server = ModelServer::start(DENIED);
+    let (ran, thread) = codex(&world, &bin, &untrusted, &server, "untrusted");
+    let ctx = context("run with the hook installed but not trusted", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        untrusted.join("denied-marker.txt").exists(),
+        "Codex no longer runs calls past an untrusted hook: update the README\n{ctx}"
+    );
+    let untrusted_thread = thread_id(thread, &ctx);
+
+    // Trusted: the allowed call runs.
+    let server = ModelServer::start(ALLOWED);
+    let (ran, thread) = codex(&world, &bin, &project, &server, "allowed");
+    let ctx = context("allowed run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        project.join("allowed-marker.txt").exists(),
+        "the allowed command did not run\n{ctx}"
+    );
+    let output = scripted_output(&server)
+        .unwrap_or_else(|| panic!("the model never got the function_call_output\n{ctx}"));
+    assert!(
+        !output.contains("blocked"),
+        "the allowed call was blocked: {output}\n{ctx}"
+    );
+    let allowed_thread = thread_id(thread, &ctx);
+
+    // Trusted: the denied call does not.
+    let server = ModelServer::start(DENIED);
+    let (ran, thread) = codex(&world, &bin, &project, &server, "denied");
+    let ctx = context("denied run", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(ran.status.map(|s| s.success()), Some(true), "{ctx}");
+    assert!(
+        !project.join("denied-marker.txt").exists(),
+        "the denied command ran\n{ctx}"
+    );
+    let output = scripted_output(&server)
+        .unwrap_or_else(|| panic!("the model never got the function_call_output\n{ctx}"));
+    assert!(
+        output.contains("blocked by PreToolUse hook")
+            && output.contains("portcullis")
+            && output.contains("deny rule `Bash(touch denied-marker.txt)`"),
+        "the model did not get portcullis' reason: {output}\n{ctx}"
+    );
+    let denied_thread = thread_id(thread, &ctx);
+
+    // Both decisions are in the audit log, under Codex's thread ids; the
+    // untrusted hook never ran.
+    let audit = world.audit();
+    let dump = audit
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let allowed = decisions(&audit, &allowed_thread);
+    assert!(
+        allowed.len() == 1
+            && allowed[0]["event"]["tool"] == "Bash"
+            && allowed[0]["event"]["verdict"] == "allow"
+            && allowed[0]["event"]["detail"]["effects"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|e| e["path"] == "allowed-marker.txt")),
+        "not one allow of the Bash call for thread {allowed_thread} in the audit log:\n{dump}"
+    );
+    let denied = decisions(&audit, &denied_thread);
+    assert!(
+        denied.len() == 1
+            && denied[0]["event"]["tool"] == "Bash"
+            && denied[0]["event"]["verdict"] == "deny"
+            && denied[0]["event"]["detail"]["reasons"] == json!(["rule-deny"]),
+        "not one deny of the Bash call for thread {denied_thread} in the audit log:\n{dump}"
+    );
+    assert!(
+        decisions(&audit, &untrusted_thread).is_empty(),
+        "the untrusted hook ran:\n{dump}"
+    );
+    eprintln!(
+        "codex e2e passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
