@@ -247,6 +247,17 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         no_command: &["v", "V"],
         ..BASE
     },
+    // `jobs -x CMD ARGS` runs CMD with jobspecs replaced (bash's builtin; `-x`
+    // may come with other letters: `jobs -xl CMD` runs too). Without `-x` the
+    // operands are jobspecs, taken as a command anyway: the rare `jobs %1`
+    // asks rather than a `jobs -x` slipping through.
+    WrapperSpec {
+        names: &["jobs"],
+        short_flags: "lnprsx",
+        long_flags: &[],
+        command_required: false,
+        ..BASE
+    },
     WrapperSpec {
         names: &["builtin"],
         long_flags: &[],

@@ -1106,3 +1106,90 @@ fn analysis_in_a_start_directory() {
     assert_eq!(paths(a), ["/srv/keys/a"]);
     assert_eq!(paths(analyze("cat id_rsa")), ["id_rsa"]);
 }
+
+// ---------------------------------------------------------------------------
+// Programs that read, write or run through options (found by probing allow
+// rules of the form `Bash(PROGRAM *)`)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn bash_jobs_x_runs_its_operands() {
+    assert_programs("jobs -x id", &["jobs", "id"]);
+    assert_programs("jobs -xl id -u", &["jobs", "id"]);
+    assert_programs("jobs -l", &["jobs"]);
+}
+
+#[test]
+fn split_filter_and_diff_programs_run() {
+    assert_programs("split --filter='id -u' in.txt", &["split", "sh", "id"]);
+    assert_programs("sdiff --diff-program=id a b", &["sdiff", "id"]);
+    assert_programs("diff3 --diff-program id a b c", &["diff3", "id"]);
+    assert_effect(
+        "sdiff -o merged.txt a b",
+        json!({"kind": "write", "path": "merged.txt"}),
+    );
+}
+
+#[test]
+fn ripgrep_fd_and_openssl_options_that_run_code() {
+    assert_programs("rg --hostname-bin=id x", &["rg", "id"]);
+    assert_effect(
+        "fd -e rs -x rm",
+        json!({"kind": "code", "program": "fd", "source": "-x"}),
+    );
+    assert_effect(
+        "openssl req -engine pkcs11 -new",
+        json!({"kind": "code", "program": "openssl", "source": "-engine"}),
+    );
+    assert_effect(
+        "openssl x509 -in cert.pem -out /tmp/cert.der",
+        json!({"kind": "write", "path": "/tmp/cert.der"}),
+    );
+    assert_effect(
+        "openssl x509 -in cert.pem",
+        json!({"kind": "read", "path": "cert.pem"}),
+    );
+}
+
+#[test]
+fn date_reads_its_file_options() {
+    assert_effect(
+        "date -f /etc/shadow",
+        json!({"kind": "read", "path": "/etc/shadow"}),
+    );
+    assert_effect(
+        "date --reference=/etc/passwd +%s",
+        json!({"kind": "read", "path": "/etc/passwd"}),
+    );
+}
+
+#[test]
+fn git_subcommands_that_write_files_or_run_programs() {
+    assert_effect(
+        "git log --output=/tmp/log.txt",
+        json!({"kind": "write", "path": "/tmp/log.txt"}),
+    );
+    assert_effect(
+        "git format-patch -o /tmp/patches HEAD~1",
+        json!({"kind": "write", "path": "/tmp/patches"}),
+    );
+    assert_programs(
+        "git send-email --sendmail-cmd='id -u' x.patch",
+        &["git", "sh", "id"],
+    );
+    assert_programs("git instaweb --httpd=id", &["git", "sh", "id"]);
+    assert_effect(
+        "git credential fill",
+        json!({"kind": "code", "program": "git", "source": "credential"}),
+    );
+    // `-o` is `--only` to `git commit`: no file named `-m`.
+    let a = analysis("git commit -o -m msg");
+    assert!(
+        !a["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "write" && e["path"] == "-m"),
+        "{a}"
+    );
+}

@@ -85,7 +85,7 @@ const BIN_DIRS: &[&str] = &[
 /// Programs that run other programs. Their stub logs and then runs the real
 /// program, so nested executions go through the stubs too.
 const WRAPPERS: &str = "bash sh dash env nice nohup setsid stdbuf timeout xargs find flock ionice \
-    taskset chrt chroot script sudo strace su awk gawk mawk nawk sed busybox git make";
+    taskset chrt chroot script sudo strace su awk gawk mawk nawk sed busybox git make split sdiff diff3";
 
 /// Programs that only move data (or touch files in the sandbox's tmpfs). They
 /// run for real so that pipelines carry real data: `echo ~ | xargs rm`,

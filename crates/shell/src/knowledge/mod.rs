@@ -343,6 +343,21 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
             i += 2;
             continue;
         }
+        // A single-dash long option the table names (`openssl -engine E`, `find`-style).
+        if v.len() > 2 && spec.options.iter().any(|(name, _)| *name == v) {
+            if takes_value(v) {
+                out.options.push((
+                    v.to_string(),
+                    args.get(i + 1),
+                    args.get(i + 1).map(|n| n.value.clone()),
+                ));
+                i += 1;
+            } else {
+                out.options.push((v.to_string(), None, None));
+            }
+            i += 1;
+            continue;
+        }
         // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
         let letters: Vec<char> = v[1..].chars().collect();
         let mut k = 0;

@@ -129,6 +129,16 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
         }
         out
     };
+    // Files git writes for any subcommand that takes them (`git log --output=F`,
+    // `git format-patch -o DIR`, `git archive -o F`); `-o` means `--only` to
+    // `git commit`, so it counts only where it names a file.
+    let mut outputs = vec!["--output", "--output-directory", "--export-marks"];
+    if matches!(sub, "format-patch" | "archive") {
+        outputs.push("-o");
+    }
+    for (path, dynamic) in opt_value(&outputs) {
+        f.write_path(&path, dynamic);
+    }
     match sub {
         "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "submodule" | "remote" => {
             // `git remote -v` / `git remote add` stay local; `remote update|show|prune` do not.
@@ -176,7 +186,43 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
                 f.code("git", "--receive-pack", "runs a program for the transport");
                 f.shell("git --receive-pack", &cmd, dynamic);
             }
+            if sub == "send-email" {
+                // Commands that pick recipients or send the mail; a server
+                // given as a path is a sendmail program run as-is.
+                for opt in ["--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd"] {
+                    for (cmd, dynamic) in opt_value(&[opt]) {
+                        f.shell(format!("git send-email {opt}"), &cmd, dynamic);
+                    }
+                }
+                for (server, dynamic) in opt_value(&["--smtp-server"]) {
+                    if dynamic || server.starts_with('/') {
+                        f.shell("git send-email --smtp-server", &server, dynamic);
+                    }
+                }
+                f.code(
+                    "git",
+                    "send-email",
+                    "sends mail with the configured sendmail program or server",
+                );
+            }
         }
+        "instaweb" => {
+            for (cmd, dynamic) in opt_value(&["--httpd", "-d", "--browser", "-b"]) {
+                f.shell("git instaweb", &cmd, dynamic);
+            }
+            f.network("git", None);
+            f.code("git", "instaweb", "starts a web server and a browser");
+        }
+        "daemon" => {
+            f.network("git", None);
+            f.code("git", "daemon", "serves repositories to the network");
+        }
+        // Prints stored credentials: a secret, and the helpers are programs.
+        "credential" | "credential-store" | "credential-cache" => f.code(
+            "git",
+            sub,
+            "asks the credential helpers for stored credentials and prints them",
+        ),
         "config" => {
             let reading = rest.iter().any(|w| {
                 matches!(
