@@ -111,7 +111,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     if origin == Origin::Core {
         match policy.table.kind(&call.tool.name) {
             Some(kind) => {
-                tool_effects(kind, input, &mut out.items);
+                tool_effects(kind, input, &call.cwd, &mut out.items);
                 return out;
             }
             None => {
@@ -188,17 +188,24 @@ fn mcp_names(call: &ToolCall) -> (String, String) {
     }
 }
 
+/// `dir` names `cwd` itself (`.`, or the same absolute path up to a trailing slash).
+fn same_dir(dir: &str, cwd: &str) -> bool {
+    let trim = |p: &str| p.trim_end_matches('/').to_string();
+    dir == "." || dir == "./" || (dir.starts_with('/') && trim(dir) == trim(cwd))
+}
+
 fn string_field<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
     input.get(field).and_then(Value::as_str)
 }
 
-fn tool_effects(kind: ToolKind, input: &Value, out: &mut Vec<Effect>) {
+fn tool_effects(kind: ToolKind, input: &Value, cwd: &str, out: &mut Vec<Effect>) {
     match kind {
         ToolKind::Shell { command, dir } => match string_field(input, command) {
             // A start directory is a `cd` before the command: relative paths in
             // the command resolve against it, not against the project root.
+            // The call's own working directory is no change at all.
             Some(text) => match dir.and_then(|d| string_field(input, d)) {
-                Some(d) if !d.is_empty() => {
+                Some(d) if !d.is_empty() && !same_dir(d, cwd) => {
                     shell_analysis(portcullis_shell::analyze_in(text, d), out)
                 }
                 _ => shell(text, out),

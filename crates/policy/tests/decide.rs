@@ -194,6 +194,27 @@ allow = ["Bash(git *)", "Bash(echo *)", "Bash(frob *)"]
 }
 
 #[test]
+fn variables_set_for_later_commands_and_directories_changed_to() {
+    let p = policy(BASE);
+    // `Bash(git *)` covers git, not a git that runs a program the text chose.
+    for command in [
+        "export GIT_SSH_COMMAND=id; git fetch",
+        "GIT_PAGER=id; export GIT_PAGER; git log",
+        "export PATH=/tmp/bin:$PATH && git status",
+        "for GIT_DIR in /tmp/other; do export GIT_DIR; git status; done",
+    ] {
+        assert_eq!(verdict(&p, command), Verdict::Ask, "{command}");
+    }
+    // Another repository's configuration names programs git runs.
+    assert_eq!(verdict(&p, "cd /tmp/other && git status"), Verdict::Ask);
+    assert_eq!(verdict(&p, "cd src && git status"), Verdict::Allow);
+    assert_eq!(
+        verdict(&p, "export NODE_ENV=test && git status"),
+        Verdict::Allow
+    );
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(

@@ -358,9 +358,18 @@ impl<'l> Walker<'l> {
                     for w in values {
                         let w = self.word(&w.value, depth);
                         plain &= !w.dynamic && arith::is_plain_value(&w.value);
+                        self.shell_variable_set(
+                            &EnvAssignment {
+                                name: f.variable_name.clone(),
+                                value: w.value,
+                                dynamic: w.dynamic,
+                            },
+                            depth,
+                        );
                     }
                 } else {
                     plain = false;
+                    self.shell_variable_read_in(&f.variable_name, "for");
                 }
                 self.set_var(&f.variable_name, plain);
                 self.list(&f.body.list, via, depth);
@@ -557,7 +566,7 @@ impl<'l> Walker<'l> {
                     // Assigning an integer variable evaluates the value as arithmetic.
                     self.arith(&e.value.clone(), depth);
                 }
-                self.prompt_value(e, depth);
+                self.shell_variable_set(e, depth);
             }
             return;
         }
@@ -850,6 +859,16 @@ impl<'l> Walker<'l> {
         let program = name.value.clone();
         for e in &call.env {
             self.env_assignment(&program, e, depth);
+        }
+        if !matches!(self.cwd, Cwd::Start)
+            && knowledge::lookup_key(&program)
+                .is_some_and(|k| knowledge::LOADS_FROM_CWD.contains(&k))
+        {
+            // The directory a `cd` moved to: its configuration and code load too.
+            self.effect(Effect::Read {
+                path: ".".into(),
+                dynamic: false,
+            });
         }
         self.look_through(call, depth);
     }
@@ -1168,6 +1187,44 @@ impl<'l> Walker<'l> {
             }
             let plain = !a.dynamic && arith::is_plain_value(&v);
             self.set_var(&lhs, plain);
+            self.shell_variable_set(
+                &EnvAssignment {
+                    name: lhs,
+                    value: v,
+                    dynamic: a.dynamic,
+                },
+                depth,
+            );
+        }
+    }
+
+    /// A shell variable set by an assignment, `export`/`declare`, or a `for`
+    /// loop. It outlives the command: every later command of the text sees it
+    /// once it is exported — and `PATH`, `HOME` and the rest already are, `set
+    /// -a` exports everything, `export NAME` may follow. So a variable that
+    /// loads or runs code is judged here, as if it prefixed a command.
+    fn shell_variable_set(&mut self, e: &EnvAssignment, depth: u32) {
+        self.env_assignment("bash", e, depth);
+    }
+
+    /// A variable filled with text only known at run time (`read NAME`,
+    /// `printf -v NAME`, `for NAME; do`): one that loads or runs code is a
+    /// code effect whose content cannot be seen.
+    fn shell_variable_read_in(&mut self, name: &str, how: &str) {
+        let name = name.split('[').next().unwrap_or(name);
+        if let Some(risk) = knowledge::env_var(name) {
+            self.effect(Effect::Code {
+                program: "bash".into(),
+                source: name.to_string(),
+                reason: format!(
+                    "{} (set by `{how}` to text known only at run time)",
+                    risk.reason
+                ),
+            });
+            self.opaque(
+                OpaqueReason::DynamicCode,
+                format!("{how} sets {name}, which {}", risk.reason),
+            );
         }
     }
 
@@ -1185,6 +1242,9 @@ impl<'l> Walker<'l> {
                 || (matches!(name, "test" | "[") && a.value == "-v");
             if is_name && (a.dynamic || a.value.contains('[')) {
                 self.subscript_in_name(a, depth);
+            }
+            if is_name && !a.dynamic && name != "unset" && name != "test" && name != "[" {
+                self.shell_variable_read_in(&a.value, name);
             }
         }
         if matches!(name, "mapfile" | "readarray") {

@@ -1193,3 +1193,54 @@ fn git_subcommands_that_write_files_or_run_programs() {
         "{a}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Shell variables that outlive their command, and `cd` before a program that
+// loads its directory's configuration
+// ---------------------------------------------------------------------------
+
+#[test]
+fn risky_variables_set_for_later_commands_are_code() {
+    for text in [
+        "export PATH=/tmp; ls",
+        "PATH=/tmp; ls",
+        "declare -x PATH=/tmp && ls",
+        "for PATH in /tmp; do ls; done",
+    ] {
+        assert_effect(
+            text,
+            json!({"kind": "code", "program": "bash", "source": "PATH"}),
+        );
+    }
+    assert_programs("export PAGER=id; git log", &["export", "sh", "id", "git"]);
+    assert_effect(
+        "read -r GIT_DIR < dir.txt; git status",
+        json!({"kind": "code", "program": "bash", "source": "GIT_DIR"}),
+    );
+    assert_opaque("printf -v LD_PRELOAD %s ./x.so; ls", "dynamic-code");
+    // Ordinary variables are not.
+    let a = analysis("export NODE_ENV=production; X=1; for f in a b; do echo $f; done");
+    assert!(
+        !a["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "code"),
+        "{a}"
+    );
+}
+
+#[test]
+fn a_directory_changed_to_is_read_by_programs_that_load_it() {
+    assert_effect(
+        "cd /tmp/other && git status",
+        json!({"kind": "read", "path": "/tmp/other"}),
+    );
+    assert_effect(
+        "cd $DIR && cargo build",
+        json!({"kind": "read", "dynamic": true}),
+    );
+    // Without a `cd`, git reads the caller's repository: nothing to add.
+    let a = analysis("git status");
+    assert_eq!(a["effects"], json!([]), "{a}");
+}

@@ -19,7 +19,7 @@ use crate::word::Word;
 mod readers;
 mod table;
 
-pub use table::{ENV_VARS, PROGRAMS, UNMODELLED_RUNNERS};
+pub use table::{ENV_VARS, LOADS_FROM_CWD, PROGRAMS, UNMODELLED_RUNNERS};
 
 /// What a program's operands (non-option arguments) are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

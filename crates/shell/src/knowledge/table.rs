@@ -89,6 +89,19 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec { names: &["shutdown", "reboot", "poweroff", "halt", "init", "telinit", "systemctl", "service", "crontab", "at", "batch", "chsh", "passwd", "useradd", "userdel", "usermod", "visudo", "modprobe", "insmod", "rmmod", "sysctl", "iptables", "nft", "ufw"], options: &[], special: Special::None, ..P },
 ];
 
+/// Programs that load configuration or code from the directory they run in
+/// (a repository's `.git/config`, `.cargo/config.toml`, `.npmrc`, a Makefile,
+/// `conftest.py` …). Run after a `cd`, that directory is judged as read: one
+/// outside the workspace is another project's code.
+#[rustfmt::skip]
+pub static LOADS_FROM_CWD: &[&str] = &[
+    "git", "cargo", "rustc", "npm", "npx", "yarn", "pnpm", "bun", "deno", "node", "make", "gmake",
+    "cmake", "ninja", "python", "python3", "pytest", "pip", "pip3", "uv", "poetry", "tox", "go",
+    "mvn", "gradle", "gradlew", "ant", "bundle", "rake", "ruby", "composer", "php", "dotnet",
+    "docker", "docker-compose", "podman", "terraform", "tofu", "direnv", "just", "task", "mix",
+    "swift", "sbt", "lein", "stack", "cabal", "dune", "zig", "pre-commit", "husky", "lefthook",
+];
+
 /// Programs that run a command they are given but whose options are not in the
 /// wrapper table: their call is opaque, never silently "just a program".
 #[rustfmt::skip]
