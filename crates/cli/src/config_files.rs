@@ -52,9 +52,15 @@ pub fn load(explicit: Option<&Path>, cwd: &Path, env: &Environment) -> Result<Po
     if let Some(l) = read_layer(LayerKind::User, &user_file)? {
         layers.push(l);
     }
+    // Absolute, so that the policy can keep the agent from writing it.
     let explicit = explicit
         .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("PORTCULLIS_CONFIG").map(PathBuf::from));
+        .or_else(|| std::env::var_os("PORTCULLIS_CONFIG").map(PathBuf::from))
+        .map(|p| {
+            std::fs::canonicalize(&p)
+                .or_else(|_| std::path::absolute(&p))
+                .unwrap_or(p)
+        });
     if let Some(path) = &explicit {
         layers.extend(read_layer(LayerKind::Explicit, path)?);
     }

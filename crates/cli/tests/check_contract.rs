@@ -109,6 +109,30 @@ fn check_prints_one_decision_object() {
 }
 
 #[test]
+fn the_policy_files_themselves_are_never_written() {
+    let s = Sandbox::new("selfedit");
+    // The configuration lives in the project, where `Edit(./**)` allows writes.
+    for (tool, input) in [
+        (
+            "Write",
+            serde_json::json!({"file_path": "portcullis.toml", "content": "mode = \"full-access\""})
+                .to_string(),
+        ),
+        ("Bash", bash("echo 'mode = \"full-access\"' >> ./portcullis.toml")),
+        (
+            "Write",
+            serde_json::json!({"file_path": ".portcullis.toml", "content": "x"}).to_string(),
+        ),
+    ] {
+        let v = json_line(&s.check(&["--origin", "core"], tool, &input));
+        assert_eq!(v["decision"], "deny", "{tool} {input}: {v}");
+    }
+    let other = serde_json::json!({"file_path": "notes.toml", "content": "x"}).to_string();
+    let v = json_line(&s.check(&["--origin", "core"], "Write", &other));
+    assert_eq!(v["decision"], "allow", "{v}");
+}
+
+#[test]
 fn a_missing_origin_is_zero_trust() {
     let s = Sandbox::new("origin");
     // Without --origin the tool is an extension's: its `command` is still analysed.

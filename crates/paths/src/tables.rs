@@ -80,6 +80,9 @@ pub static PROTECTED: &[Entry] = &[
     row("$data/**", PORTCULLIS_DATA),
     row("~/.config/portcullis/**", PORTCULLIS_CONFIG),
     row("~/.local/share/portcullis/**", PORTCULLIS_DATA),
+    // A project's own policy layer: trusted by path in the user's config, so an
+    // agent that wrote it would choose its own rules.
+    row("**/.portcullis.toml", PORTCULLIS_CONFIG),
     // git: hooks and configuration run programs.
     row("**/.git/hooks/**", "git hooks"),
     row("**/.git/config", GIT_CONFIG),

@@ -711,6 +711,8 @@ fn protected_paths() {
             Some("portcullis configuration"),
         ),
         ("~/.config/portcullis", Some("portcullis configuration")),
+        (".portcullis.toml", Some("portcullis configuration")),
+        ("sub/.portcullis.toml", Some("portcullis configuration")),
         (
             "~/.local/share/portcullis/portcullis.db",
             Some("portcullis data"),

@@ -488,6 +488,11 @@ impl Policy {
                 p.unattended = u || (p.unattended && l.kind != LayerKind::Managed);
             }
             p.rules.extend(l.rules.iter().cloned());
+            // The files the policy came from are never written by an agent,
+            // wherever they live (`--config ./policy.toml` in the project).
+            if l.file.starts_with('/') {
+                p.workspace.blocked_write.push(l.file.clone());
+            }
             let w = &l.workspace;
             p.workspace.roots.extend(w.roots.iter().cloned());
             p.workspace.read_roots.extend(w.read_roots.iter().cloned());
