@@ -551,10 +551,18 @@ fn after_note(agent: Agent, scope: Scope) -> &'static str {
         (Agent::ClaudeCode, Scope::User) => {
             "Claude Code runs this hook in every project. Check with /hooks, or `portcullis doctor`."
         }
-        (Agent::Codex, _) => {
+        (Agent::Codex, Scope::Project) => {
+            "Codex reads a project's .codex/ only once the project is trusted, and runs new or \
+             changed hooks only after you review and trust them: start Codex here, trust the \
+             project, and open /hooks. Until then Codex runs without this hook, silently. Codex \
+             hooks can deny but not approve; for what Codex should allow without asking, also \
+             run `portcullis export codex-rules`."
+        }
+        (Agent::Codex, Scope::User) => {
             "Codex runs new or changed hooks only after you review and trust them: start Codex \
-             and open /hooks. Codex hooks can deny but not approve; for what Codex should allow \
-             without asking, also run `portcullis export codex-rules`."
+             and open /hooks. Until then Codex runs without this hook, silently. Codex hooks can \
+             deny but not approve; for what Codex should allow without asking, also run \
+             `portcullis export codex-rules`."
         }
         (Agent::Cursor, Scope::Project) => {
             "Cursor runs project hooks in trusted workspaces; restart Cursor to load them."
