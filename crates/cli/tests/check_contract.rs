@@ -133,6 +133,31 @@ fn the_policy_files_themselves_are_never_written() {
 }
 
 #[test]
+fn a_secret_named_in_any_argument_needs_a_person() {
+    let s = Sandbox::new("mention");
+    // `git show` takes revisions, not files: the knowledge base has no path
+    // effect for it, but a key named there may still be read.
+    let v = json_line(&s.check(
+        &["--origin", "core"],
+        "Bash",
+        &bash("git show -s ~/.ssh/id_rsa"),
+    ));
+    assert_eq!(v["decision"], "ask", "{v}");
+    assert_eq!(v["reasons"][0]["code"], "secret-path", "{v}");
+    // A link in the workspace to the key is the key.
+    std::os::unix::fs::symlink(s.root.join("home/.ssh/id_rsa"), s.proj().join("k")).unwrap();
+    let v = json_line(&s.check(&["--origin", "core"], "Bash", &bash("git show -s k")));
+    assert_eq!(v["decision"], "ask", "{v}");
+    // Nothing there, nothing to leak: no prompt.
+    let v = json_line(&s.check(
+        &["--origin", "core"],
+        "Bash",
+        &bash("git show -s ~/.ssh/nothing"),
+    ));
+    assert_eq!(v["decision"], "allow", "{v}");
+}
+
+#[test]
 fn a_missing_origin_is_zero_trust() {
     let s = Sandbox::new("origin");
     // Without --origin the tool is an extension's: its `command` is still analysed.

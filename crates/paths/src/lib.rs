@@ -534,6 +534,16 @@ impl PathFacts for FsPaths {
     fn expand_glob(&self, pattern: &str, cwd: &str) -> Option<Vec<String>> {
         glob::expand(pattern, cwd)
     }
+
+    fn exists(&self, raw: &str, cwd: &str) -> bool {
+        if raw.is_empty() || raw.contains('\0') {
+            return false;
+        }
+        match self.expand(raw, Some(cwd)) {
+            Some(abs) => std::fs::symlink_metadata(abs).is_ok(),
+            None => true,
+        }
+    }
 }
 
 /// An environment path made absolute: one that is not is taken from `/`.

@@ -325,7 +325,11 @@ fn secret_mentions(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
                     continue;
                 }
                 seen.push(candidate.to_string());
-                if ctx.facts.resolve(candidate, ctx.cwd).secret.is_none() {
+                // Something that does not exist leaks nothing (and a link to a
+                // secret made earlier in the text names the secret itself).
+                if !ctx.facts.exists(candidate, ctx.cwd)
+                    || ctx.facts.resolve(candidate, ctx.cwd).secret.is_none()
+                {
                     continue;
                 }
                 let mut r = judge_path(PathOp::Read, candidate, false, ctx);

@@ -58,6 +58,13 @@ pub trait PathFacts {
     fn expand_glob(&self, _pattern: &str, _cwd: &str) -> Option<Vec<String>> {
         None
     }
+
+    /// Whether `raw` names something that exists (a dangling symlink counts).
+    /// A cheap first look before [`PathFacts::resolve`] where only existing
+    /// files matter; `true` when it cannot tell.
+    fn exists(&self, _raw: &str, _cwd: &str) -> bool {
+        true
+    }
 }
 
 /// A lexical stand-in for the file system: `~` and `..` resolved as text, no
