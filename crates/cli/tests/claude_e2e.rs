@@ -95,14 +95,6 @@ fn scripted_tool_result(server: &ModelServer) -> Option<Value> {
         .find(|b| b["tool_use_id"] == TOOL_USE_ID)
 }
 
-/// The decisions portcullis recorded for `session`.
-fn decisions<'a>(audit: &'a [Value], session: &str) -> Vec<&'a Value> {
-    audit
-        .iter()
-        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["session"] == session)
-        .collect()
-}
-
 #[test]
 fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
     let started = Instant::now();
@@ -177,30 +169,7 @@ fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
     assert_ne!(allowed_session, denied_session);
 
     // Both decisions are in the audit log, under Claude's own session ids.
-    let audit = world.audit();
-    let dump = audit
-        .iter()
-        .map(Value::to_string)
-        .collect::<Vec<_>>()
-        .join("\n");
-    let allowed = decisions(&audit, &allowed_session);
-    assert!(
-        allowed.len() == 1
-            && allowed[0]["event"]["tool"] == "Bash"
-            && allowed[0]["event"]["verdict"] == "allow"
-            && allowed[0]["event"]["detail"]["effects"]
-                .as_array()
-                .is_some_and(|e| e.iter().any(|e| e["path"] == "allowed-marker.txt")),
-        "not one allow of the Bash call for session {allowed_session} in the audit log:\n{dump}"
-    );
-    let denied = decisions(&audit, &denied_session);
-    assert!(
-        denied.len() == 1
-            && denied[0]["event"]["tool"] == "Bash"
-            && denied[0]["event"]["verdict"] == "deny"
-            && denied[0]["event"]["detail"]["reasons"] == json!(["rule-deny"]),
-        "not one deny of the Bash call for session {denied_session} in the audit log:\n{dump}"
-    );
+    world.assert_audited("Bash", &allowed_session, &denied_session);
     eprintln!(
         "claude e2e passed in {:.1} s",
         started.elapsed().as_secs_f64()

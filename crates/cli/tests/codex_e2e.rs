@@ -330,14 +330,6 @@ fn portcullis_hook(hooks: &[Value], trust: &str, project: &Path) -> Value {
     found[0].clone()
 }
 
-/// The decisions portcullis recorded for `session`.
-fn decisions<'a>(audit: &'a [Value], session: &str) -> Vec<&'a Value> {
-    audit
-        .iter()
-        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["session"] == session)
-        .collect()
-}
-
 #[test]
 fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     let started = Instant::now();
@@ -420,34 +412,9 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
 
     // Both decisions are in the audit log, under Codex's thread ids; the
     // untrusted hook never ran.
-    let audit = world.audit();
-    let dump = audit
-        .iter()
-        .map(Value::to_string)
-        .collect::<Vec<_>>()
-        .join("\n");
-    let allowed = decisions(&audit, &allowed_thread);
-    assert!(
-        allowed.len() == 1
-            && allowed[0]["event"]["tool"] == "Bash"
-            && allowed[0]["event"]["verdict"] == "allow"
-            && allowed[0]["event"]["detail"]["effects"]
-                .as_array()
-                .is_some_and(|e| e.iter().any(|e| e["path"] == "allowed-marker.txt")),
-        "not one allow of the Bash call for thread {allowed_thread} in the audit log:\n{dump}"
-    );
-    let denied = decisions(&audit, &denied_thread);
-    assert!(
-        denied.len() == 1
-            && denied[0]["event"]["tool"] == "Bash"
-            && denied[0]["event"]["verdict"] == "deny"
-            && denied[0]["event"]["detail"]["reasons"] == json!(["rule-deny"]),
-        "not one deny of the Bash call for thread {denied_thread} in the audit log:\n{dump}"
-    );
-    assert!(
-        decisions(&audit, &untrusted_thread).is_empty(),
-        "the untrusted hook ran:\n{dump}"
-    );
+    world.assert_audited("Bash", &allowed_thread, &denied_thread);
+    let (untrusted, dump) = world.decisions(&untrusted_thread);
+    assert!(untrusted.is_empty(), "the untrusted hook ran:\n{dump}");
     eprintln!(
         "codex e2e passed in {:.1} s",
         started.elapsed().as_secs_f64()

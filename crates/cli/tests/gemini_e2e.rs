@@ -150,17 +150,5 @@ fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
         "the model did not get portcullis' reason: {response}\n{ctx}"
     );
 
-    let audit = world.audit();
-    let verdicts: Vec<(&Value, &Value)> = audit
-        .iter()
-        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["tool"] == "run_shell_command")
-        .map(|r| (&r["event"]["verdict"], &r["event"]["detail"]["reasons"]))
-        .collect();
-    assert!(
-        verdicts.iter().any(|(v, _)| *v == "allow")
-            && verdicts
-                .iter()
-                .any(|(v, r)| *v == "deny" && **r == json!(["rule-deny"])),
-        "the audit log lacks the allow and the deny of Gemini's shell calls: {verdicts:?}"
-    );
+    world.assert_allowed_and_denied("run_shell_command");
 }

@@ -143,17 +143,5 @@ fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
         "the model did not get portcullis' reason: {tool_result}\n{ctx}"
     );
 
-    let audit = world.audit();
-    let verdicts: Vec<(&Value, &Value)> = audit
-        .iter()
-        .filter(|r| r["event"]["kind"] == "decision" && r["event"]["tool"] == "bash")
-        .map(|r| (&r["event"]["verdict"], &r["event"]["detail"]["reasons"]))
-        .collect();
-    assert!(
-        verdicts.iter().any(|(v, _)| *v == "allow")
-            && verdicts
-                .iter()
-                .any(|(v, r)| *v == "deny" && **r == json!(["rule-deny"])),
-        "the audit log lacks the allow and the deny of pi's bash calls: {verdicts:?}"
-    );
+    world.assert_allowed_and_denied("bash");
 }

@@ -251,4 +251,65 @@ impl World {
             .map(|l| serde_json::from_str(l).expect("an audit row is JSON"))
             .collect()
     }
+
+    /// The decisions the audit log holds for one session, and the whole log
+    /// as text for failure messages.
+    #[allow(dead_code)] // each end-to-end test uses one of the audit checks
+    pub fn decisions(&self, session: &str) -> (Vec<serde_json::Value>, String) {
+        let audit = self.audit();
+        let dump = audit
+            .iter()
+            .map(serde_json::Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let rows = audit
+            .into_iter()
+            .filter(|r| r["event"]["kind"] == "decision" && r["event"]["session"] == session)
+            .collect();
+        (rows, dump)
+    }
+
+    /// The scripted scenario's audit trail: in session `allowed` exactly one
+    /// allow of `tool` whose effects name `allowed-marker.txt`; in session
+    /// `denied` exactly one deny by the deny rule.
+    #[allow(dead_code)]
+    pub fn assert_audited(&self, tool: &str, allowed: &str, denied: &str) {
+        let (rows, dump) = self.decisions(allowed);
+        assert!(
+            rows.len() == 1
+                && rows[0]["event"]["tool"] == tool
+                && rows[0]["event"]["verdict"] == "allow"
+                && rows[0]["event"]["detail"]["effects"]
+                    .as_array()
+                    .is_some_and(|e| e.iter().any(|e| e["path"] == "allowed-marker.txt")),
+            "not one allow of the {tool} call for session {allowed} in the audit log:\n{dump}"
+        );
+        let (rows, dump) = self.decisions(denied);
+        assert!(
+            rows.len() == 1
+                && rows[0]["event"]["tool"] == tool
+                && rows[0]["event"]["verdict"] == "deny"
+                && rows[0]["event"]["detail"]["reasons"] == serde_json::json!(["rule-deny"]),
+            "not one deny of the {tool} call for session {denied} in the audit log:\n{dump}"
+        );
+    }
+
+    /// For agents whose runs are not told apart by session here: the audit
+    /// log holds an allow of `tool` and a deny of it by the deny rule.
+    #[allow(dead_code)]
+    pub fn assert_allowed_and_denied(&self, tool: &str) {
+        let audit = self.audit();
+        let verdicts: Vec<(&serde_json::Value, &serde_json::Value)> = audit
+            .iter()
+            .filter(|r| r["event"]["kind"] == "decision" && r["event"]["tool"] == tool)
+            .map(|r| (&r["event"]["verdict"], &r["event"]["detail"]["reasons"]))
+            .collect();
+        assert!(
+            verdicts.iter().any(|(v, _)| *v == "allow")
+                && verdicts
+                    .iter()
+                    .any(|(v, r)| *v == "deny" && **r == serde_json::json!(["rule-deny"])),
+            "the audit log lacks the allow and the deny of {tool} calls: {verdicts:?}"
+        );
+    }
 }
