@@ -1002,7 +1002,60 @@ fn check_agent(agent: Agent, scope: Scope, file: &Path, project: &Path) -> Agent
     } else {
         "broken"
     };
+    if agent == Agent::Codex {
+        check.notes.extend(codex_trust_notes(scope, file, project));
+    }
     check
+}
+
+/// Codex runs a hook only once a person trusted it (by its hash, in `/hooks`),
+/// and reads a project's `.codex/` only once the project is trusted; until
+/// then it runs every call without the hook and says nothing. What Codex's
+/// `config.toml` records, as notes: a working hook that Codex skips.
+fn codex_trust_notes(scope: Scope, hooks_file: &Path, project: &Path) -> Vec<String> {
+    let dir = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home_dir().ok().map(|h| h.join(".codex")));
+    let config: toml::Table = dir
+        .and_then(|d| std::fs::read_to_string(d.join("config.toml")).ok())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+    if scope == Scope::Project {
+        let trusted = config
+            .get("projects")
+            .and_then(|p| p.get(project.to_string_lossy().as_ref()))
+            .and_then(|p| p.get("trust_level"))
+            .and_then(toml::Value::as_str)
+            == Some("trusted");
+        if !trusted {
+            notes.push(format!(
+                "Codex has not trusted {}: it ignores the project's .codex/, this hook included, \
+                 until you trust the project in Codex",
+                project.display()
+            ));
+        }
+    }
+    let file = std::fs::canonicalize(hooks_file).unwrap_or_else(|_| hooks_file.to_path_buf());
+    let prefixes = [hooks_file, file.as_path()].map(|f| format!("{}:pre_tool_use:", f.display()));
+    let hook_trusted = config
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(toml::Value::as_table)
+        .is_some_and(|states| {
+            states.iter().any(|(key, state)| {
+                prefixes.iter().any(|p| key.starts_with(p.as_str()))
+                    && state.get("trusted_hash").is_some()
+            })
+        });
+    if !hook_trusted {
+        notes.push(
+            "Codex has no trust recorded for this hook: it does not run until you review and \
+             trust it in Codex's /hooks"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// Finds a program the way `sh` does: a path as written, else in `$PATH`.

@@ -312,6 +312,26 @@ impl Drop for AppServer {
 }
 
 /// The one portcullis hook Codex lists for `project`, checked to be in `trust`.
+/// The notes of `portcullis doctor --json` on a project's Codex hook.
+fn doctor_codex_notes(world: &World, project: &Path) -> String {
+    let out = Command::new(harness::portcullis())
+        .args(["doctor", "--json", "--dir"])
+        .arg(project)
+        .env("HOME", &world.home)
+        .env("CODEX_HOME", codex_home(world))
+        .output()
+        .expect("run portcullis doctor");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
+    report["checks"]
+        .as_array()
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["agent"] == "codex" && c["scope"] == "project")
+        })
+        .map(|c| c["notes"].to_string())
+        .unwrap_or_else(|| panic!("no Codex project check: {report}"))
+}
+
 fn portcullis_hook(hooks: &[Value], trust: &str, project: &Path) -> Value {
     let found: Vec<&Value> = hooks
         .iter()
@@ -359,6 +379,13 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     app.trust(&hook);
     portcullis_hook(&app.project_hooks(&project), "trusted", &project);
     drop(app);
+    // `portcullis doctor` reads the trust Codex recorded: none for the
+    // untrusted project's hook, nothing to say for the trusted one.
+    assert!(
+        doctor_codex_notes(&world, &untrusted).contains("no trust recorded"),
+        "doctor does not see that Codex skips the untrusted hook"
+    );
+    assert_eq!(doctor_codex_notes(&world, &project), "[]");
 
     // Installed but never trusted: Codex runs the call without the hook.
     let server = ModelServer::start(DENIED);

@@ -448,6 +448,33 @@ fn doctor_reports_installed_hooks_that_answer() {
 }
 
 #[test]
+fn doctor_says_when_codex_will_skip_the_hook() {
+    let env = Env::new("doctor-codex");
+    env.ok(&["install", "codex"]);
+    let (code, report) = doctor(&env);
+    assert_eq!(code, Some(0), "{report:#}");
+    let notes = check(&report, "codex", "project")["notes"].to_string();
+    assert!(
+        notes.contains("Codex has not trusted") && notes.contains("no trust recorded"),
+        "{notes}"
+    );
+    // What Codex writes when the person trusts the project and the hook.
+    let hooks = env.proj.join(".codex/hooks.json");
+    env.write(
+        &env.home.join(".codex/config.toml"),
+        &format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            env.proj.display(),
+            hooks.display()
+        ),
+    );
+    let (_, report) = doctor(&env);
+    let c = check(&report, "codex", "project");
+    assert_eq!(c["status"], "ok", "{c:#}");
+    assert_eq!(c["notes"], json!([]), "{c:#}");
+}
+
+#[test]
 fn doctor_fails_on_a_broken_hook() {
     let env = Env::new("broken");
     env.ok(&["install", "gemini"]);
