@@ -1182,6 +1182,19 @@ fn git_subcommands_that_write_files_or_run_programs() {
         "git credential fill",
         json!({"kind": "code", "program": "git", "source": "credential"}),
     );
+    assert_effect(
+        "git bundle create /tmp/x.bundle HEAD",
+        json!({"kind": "write", "path": "/tmp/x.bundle"}),
+    );
+    assert_effect(
+        "git worktree add ../wt",
+        json!({"kind": "write", "path": "../wt"}),
+    );
+    assert_effect(
+        "git apply /tmp/x.patch",
+        json!({"kind": "read", "path": "/tmp/x.patch"}),
+    );
+    assert_opaque("git init --template=/tmp/t repo", "code-from-file");
     // `-o` is `--only` to `git commit`: no file named `-m`.
     let a = analysis("git commit -o -m msg");
     assert!(

@@ -139,6 +139,25 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
     for (path, dynamic) in opt_value(&outputs) {
         f.write_path(&path, dynamic);
     }
+    // A template directory's hooks are copied into the new repository and run.
+    if matches!(sub, "clone" | "init") {
+        for (dir, _) in opt_value(&["--template"]) {
+            f.code("git", "--template", format!("copies hooks from {dir}"));
+            f.opaque(
+                OpaqueReason::CodeFromFile,
+                format!("git {sub} --template {dir}: hooks from files"),
+            );
+        }
+    }
+    let operands: Vec<&Word> = rest.iter().filter(|w| !w.value.starts_with('-')).collect();
+    match (sub, operands.as_slice()) {
+        // `git bundle create FILE …`, `git worktree add PATH …`: files written.
+        ("bundle", [verb, file, ..]) if verb.value == "create" => f.write(file),
+        ("worktree", [verb, path, ..]) if verb.value == "add" => f.write(path),
+        // Patches and mailboxes are read from their files.
+        ("apply" | "am", files) => files.iter().for_each(|w| f.read(w)),
+        _ => {}
+    }
     match sub {
         "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "submodule" | "remote" => {
             // `git remote -v` / `git remote add` stay local; `remote update|show|prune` do not.
@@ -156,13 +175,6 @@ pub(super) fn git(args: &[Word], f: &mut Findings) {
             if sub == "clone" {
                 for (kv, dynamic) in opt_value(&["--config", "-c"]) {
                     git_config(&kv, dynamic, "git clone -c", f);
-                }
-                for (dir, _) in opt_value(&["--template"]) {
-                    f.code("git", "--template", format!("copies hooks from {dir}"));
-                    f.opaque(
-                        OpaqueReason::CodeFromFile,
-                        format!("git clone --template {dir}: hooks from files"),
-                    );
                 }
             }
             if sub == "submodule" && rest.iter().any(|w| w.value == "foreach") {
