@@ -628,6 +628,24 @@ pub fn hazard(cmd: &Command) -> Option<HazardHit> {
                     None
                 }
             }),
+        // Deleting on GitHub cannot be undone from here.
+        "gh" => match args.as_slice() {
+            [
+                noun @ ("repo" | "release" | "secret" | "variable" | "ssh-key" | "gpg-key"),
+                verb @ "delete",
+                ..,
+            ] => hit(
+                "remote-delete",
+                "deletes a GitHub repository, release, secret or key",
+                vec![noun, verb],
+            ),
+            [noun @ "repo", verb @ "archive", ..] => hit(
+                "remote-delete",
+                "archives a GitHub repository",
+                vec![noun, verb],
+            ),
+            _ => None,
+        },
         "find" => args
             .iter()
             .find(|a| **a == "-delete")
@@ -804,6 +822,10 @@ mod tests {
         assert_eq!(h("git checkout -- ."), Some("destructive-git"));
         assert_eq!(h("git checkout -b feature"), None);
         assert_eq!(h("git push origin main"), None);
+        assert_eq!(h("gh repo delete owner/x --yes"), Some("remote-delete"));
+        assert_eq!(h("gh release delete v1"), Some("remote-delete"));
+        assert_eq!(h("gh pr create --fill"), None);
+        assert_eq!(h("gh repo view"), None);
         assert_eq!(h("mkfs.ext4 /dev/sdb"), Some("disk-tool"));
         assert_eq!(h("dd if=a of=/dev/sda"), Some("copy-device"));
         assert_eq!(h("sudo reboot"), Some("system-lifecycle"));

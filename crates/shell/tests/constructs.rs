@@ -1257,3 +1257,36 @@ fn a_directory_changed_to_is_read_by_programs_that_load_it() {
     let a = analysis("git status");
     assert_eq!(a["effects"], json!([]), "{a}");
 }
+
+#[test]
+fn package_managers_and_gh_reach_files_beyond_the_project() {
+    assert_effect(
+        "cargo run --manifest-path /tmp/x/Cargo.toml",
+        json!({"kind": "read", "path": "/tmp/x/Cargo.toml"}),
+    );
+    assert_effect(
+        "npm --prefix /tmp/x install",
+        json!({"kind": "read", "path": "/tmp/x"}),
+    );
+    assert_effect(
+        "pip install -r /tmp/req.txt",
+        json!({"kind": "read", "path": "/tmp/req.txt"}),
+    );
+    assert_effect(
+        "npm config set script-shell /tmp/x",
+        json!({"kind": "write", "path": "~/.npmrc"}),
+    );
+    assert_effect(
+        "gh auth token",
+        json!({"kind": "read", "path": "~/.config/gh/hosts.yml"}),
+    );
+    let a = analysis("gh pr create --fill");
+    assert!(
+        !a["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "read"),
+        "{a}"
+    );
+}

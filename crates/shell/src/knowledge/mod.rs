@@ -96,6 +96,7 @@ pub enum Special {
     Editor,
     Pager,
     Man,
+    Gh,
 }
 
 /// Knowledge about one program.
@@ -440,6 +441,7 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         Special::Socat => readers::socat(args, &mut f),
         Special::Editor => readers::editor(name, args, &mut f),
         Special::Man => readers::man(args, &mut f),
+        Special::Gh => readers::gh(args, &mut f),
     }
     if spec.special == Special::Ln {
         // Writing through a new link writes its target: treat the target as written too.

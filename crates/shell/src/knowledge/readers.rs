@@ -2078,8 +2078,53 @@ pub(super) fn make(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
+/// GitHub's CLI: everything goes to the network (the rule for `gh` covers
+/// that); printing the stored token reads the credentials file.
+pub(super) fn gh(args: &[Word], f: &mut Findings) {
+    let words: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
+    let shows_token = match words.as_slice() {
+        ["auth", "token", ..] => true,
+        ["auth", "status", rest @ ..] => rest.iter().any(|w| matches!(*w, "-t" | "--show-token")),
+        _ => false,
+    };
+    if shows_token {
+        f.read_path("~/.config/gh/hosts.yml", false);
+    }
+}
+
 pub(super) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
     let sub = subcommand(args);
+    // Another project's manifest (and so its build scripts and tasks).
+    for (i, _) in args.iter().enumerate() {
+        let dir = match name {
+            "cargo" => option_value(args, i, "--manifest-path", "--manifest-path"),
+            "npm" | "pnpm" => option_value(args, i, "--prefix", "--prefix")
+                .or_else(|| option_value(args, i, "-C", "--dir")),
+            "yarn" => option_value(args, i, "--cwd", "--cwd"),
+            "pip" | "pip3" => option_value(args, i, "-r", "--requirement"),
+            _ => None,
+        };
+        if let Some(path) = dir {
+            f.read_path(
+                &path,
+                args[i].dynamic || args.get(i + 1).is_some_and(|w| w.dynamic),
+            );
+        }
+    }
+    // `npm config set …` changes the user's `.npmrc`, which names programs
+    // (`script-shell`) every later `npm run` uses.
+    if matches!(name, "npm" | "pnpm")
+        && (matches!(sub, "set" | "delete")
+            || (sub == "config"
+                && args
+                    .iter()
+                    .any(|w| matches!(w.value.as_str(), "set" | "delete" | "edit" | "fix" | "rm"))))
+    {
+        let project = args
+            .iter()
+            .any(|w| w.value == "--location=project" || w.value == "--location project");
+        f.write_path(if project { ".npmrc" } else { "~/.npmrc" }, false);
+    }
     let runs = match name {
         "npx" | "pnpx" | "uvx" | "pipx" => true,
         "npm" | "pnpm" | "yarn" => !matches!(

@@ -72,7 +72,8 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec { names: &["rsync"], special: Special::Rsync, ..P },
     ProgramSpec { names: &["nc", "ncat", "netcat", "telnet"], special: Special::Netcat, network: true, ..P },
     ProgramSpec { names: &["socat"], special: Special::Socat, network: true, ..P },
-    ProgramSpec { names: &["ping", "ping6", "dig", "nslookup", "host", "traceroute", "whois", "ftp", "gh", "aws", "gcloud", "az"], valued: &["-c", "-i", "-W", "-w", "-t", "-p", "-s", "-I"], network: true, ..P },
+    ProgramSpec { names: &["ping", "ping6", "dig", "nslookup", "host", "traceroute", "whois", "ftp", "aws", "gcloud", "az"], valued: &["-c", "-i", "-W", "-w", "-t", "-p", "-s", "-I"], network: true, ..P },
+    ProgramSpec { names: &["gh"], network: true, special: Special::Gh, ..P },
     // --- version control -----------------------------------------------------------
     ProgramSpec { names: &["git"], special: Special::Git, ..P },
     // --- interpreters, debuggers and databases --------------------------------------
