@@ -355,6 +355,22 @@ impl Builder {
                 format!("indirect expansion {parameter}"),
             ));
         }
+        if let P::AssignDefaultValues { parameter, .. } = expr {
+            // `${PATH:=…}` sets the variable for every later command (`set -a`
+            // exports it): one that runs or loads code cannot be judged here.
+            let name = match parameter {
+                brush_parser::word::Parameter::Named(n)
+                | brush_parser::word::Parameter::NamedWithIndex { name: n, .. }
+                | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. } => n.as_str(),
+                _ => "",
+            };
+            if let Some(risk) = crate::knowledge::env_var(name) {
+                self.nested.push(Nested::Opaque(
+                    OpaqueReason::DynamicCode,
+                    format!("${{{name}:=…}} sets {name}, which {}", risk.reason),
+                ));
+            }
+        }
         let mut words: Vec<&str> = Vec::new();
         match expr {
             P::UseDefaultValues {

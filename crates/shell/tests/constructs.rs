@@ -1231,6 +1231,11 @@ fn risky_variables_set_for_later_commands_are_code() {
         json!({"kind": "code", "program": "bash", "source": "GIT_DIR"}),
     );
     assert_opaque("printf -v LD_PRELOAD %s ./x.so; ls", "dynamic-code");
+    assert_opaque(
+        "set -a; : ${GIT_SSH_COMMAND:=id}; git fetch",
+        "dynamic-code",
+    );
+    assert_opaque("echo ${PAGER=id}", "dynamic-code");
     // Ordinary variables are not.
     let a = analysis("export NODE_ENV=production; X=1; for f in a b; do echo $f; done");
     assert!(
