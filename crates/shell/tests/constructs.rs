@@ -1295,3 +1295,29 @@ fn package_managers_and_gh_reach_files_beyond_the_project() {
         "{a}"
     );
 }
+
+#[test]
+fn patch_and_unzip_write_what_their_input_names() {
+    assert_effect(
+        "patch -p1 < fix.diff",
+        json!({"kind": "write", "path": ".", "dynamic": true}),
+    );
+    // A patch given as text: every strip level of its names is written.
+    assert_effect(
+        "patch -p1 <<'EOF'\n--- a/x\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+id\nEOF",
+        json!({"kind": "write", "path": ".git/hooks/pre-commit"}),
+    );
+    assert_effect(
+        "unzip x.zip -d out",
+        json!({"kind": "write", "path": "out", "dynamic": true}),
+    );
+    let a = analysis("unzip -l x.zip");
+    assert!(
+        !a["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "write"),
+        "{a}"
+    );
+}

@@ -97,6 +97,8 @@ pub enum Special {
     Pager,
     Man,
     Gh,
+    Patch,
+    Unzip,
 }
 
 /// Knowledge about one program.
@@ -442,6 +444,14 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         Special::Editor => readers::editor(name, args, &mut f),
         Special::Man => readers::man(args, &mut f),
         Special::Gh => readers::gh(args, &mut f),
+        Special::Patch => {
+            generic(name, spec, args, &mut f);
+            readers::patch(spec, args, stdin, &mut f);
+        }
+        Special::Unzip => {
+            generic(name, spec, args, &mut f);
+            readers::unzip(args, &mut f);
+        }
     }
     if spec.special == Special::Ln {
         // Writing through a new link writes its target: treat the target as written too.

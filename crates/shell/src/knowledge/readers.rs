@@ -1100,6 +1100,80 @@ pub(super) fn tar(name: &str, args: &[Word], f: &mut Findings) {
     }
 }
 
+/// `patch` without a file operand writes the files its patch names: read off
+/// a patch given as text here (every `-pN` strip of each `---`/`+++` name, so
+/// a `.git/hooks/…` inside is seen whatever `-p` says), else known only at
+/// run time.
+pub(super) fn patch(spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Findings) {
+    let s = split(spec, args);
+    if !s.operands.is_empty()
+        || s.options
+            .iter()
+            .any(|(o, _, _)| o == "-o" || o == "--output")
+    {
+        return;
+    }
+    let dir = s
+        .options
+        .iter()
+        .find(|(o, _, _)| o == "-d" || o == "--directory")
+        .and_then(|(_, _, v)| v.clone());
+    let from_file = s
+        .options
+        .iter()
+        .any(|(o, _, _)| o == "-i" || o == "--input");
+    let names: Vec<&str> = if from_file {
+        Vec::new()
+    } else {
+        stdin
+            .lines()
+            .filter_map(|l| l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- ")))
+            .map(|n| n.split('\t').next().unwrap_or(n).trim())
+            .filter(|n| !n.is_empty() && *n != "/dev/null")
+            .collect()
+    };
+    if names.is_empty() {
+        f.effects.push(Effect::Write {
+            path: dir.unwrap_or_else(|| ".".into()),
+            dynamic: true,
+        });
+        return;
+    }
+    let base = dir.map(|d| format!("{d}/")).unwrap_or_default();
+    for name in names {
+        let parts: Vec<&str> = name.split('/').collect();
+        for strip in 0..parts.len() {
+            let rest = parts[strip..].join("/");
+            if !rest.is_empty() {
+                f.write_path(&format!("{base}{rest}"), false);
+            }
+        }
+    }
+}
+
+/// `unzip` writes the files its archive names (unless it only lists, tests or
+/// prints them): known only at run time.
+pub(super) fn unzip(args: &[Word], f: &mut Findings) {
+    let only_reads = args.iter().any(|w| {
+        let v = w.value.as_str();
+        v.starts_with('-')
+            && !v.starts_with("--")
+            && v[1..].contains(['l', 't', 'v', 'p', 'Z', 'z'])
+    });
+    if only_reads {
+        return;
+    }
+    let dir = args
+        .iter()
+        .position(|w| w.value == "-d")
+        .and_then(|i| args.get(i + 1))
+        .map(|w| w.value.clone());
+    f.effects.push(Effect::Write {
+        path: dir.unwrap_or_else(|| ".".into()),
+        dynamic: true,
+    });
+}
+
 pub(super) fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
     let s = split(spec, args);
     // `-TT cmd` is parsed as bundled -T -T by the splitter; look for it directly.

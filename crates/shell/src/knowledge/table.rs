@@ -49,13 +49,13 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec { names: &["chmod", "chown", "chgrp", "chcon", "setfacl"], valued: &["--reference", "--from", "-m", "-x", "-M", "-X"], operands: O::SkipFirstWrite, ..P },
     ProgramSpec { names: &["chattr"], valued: &["-v", "-p"], operands: O::SkipFirstWrite, ..P },
     ProgramSpec { names: &["dd"], special: Special::Dd, ..P },
-    ProgramSpec { names: &["patch"], valued: &["-p", "-F", "-z", "-B", "-Y", "-V", "-g", "-D", "-r", "-o", "-d"], operands: O::Write, options: &[("-i", R::ReadsValue), ("--input", R::ReadsValue), ("-o", R::WritesValue), ("--output", R::WritesValue)], ..P },
+    ProgramSpec { names: &["patch"], valued: &["-p", "-F", "-z", "-B", "-Y", "-V", "-g", "-D", "-r", "-o", "-d"], operands: O::Write, options: &[("-i", R::ReadsValue), ("--input", R::ReadsValue), ("-o", R::WritesValue), ("--output", R::WritesValue)], special: Special::Patch, ..P },
     ProgramSpec { names: &["mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.ntfs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "blkdiscard", "hdparm", "badblocks", "losetup", "cryptsetup"], valued: &["-t", "-L", "-b", "-c", "-n", "-o", "-U", "-F"], operands: O::Write, ..P },
     ProgramSpec { names: &["mount", "umount", "swapon", "swapoff"], valued: &["-t", "-o", "-L", "-U", "-O"], operands: O::Write, ..P },
     // --- archives and compression ---------------------------------------------
     ProgramSpec { names: &["tar", "bsdtar", "gtar"], special: Special::Tar, ..P },
     ProgramSpec { names: &["zip"], valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s", "-TT", "--unzip-command"], special: Special::Zip, ..P },
-    ProgramSpec { names: &["unzip"], valued: &["-P", "-x"], operands: O::Read, options: &[("-d", R::WritesValue)], ..P },
+    ProgramSpec { names: &["unzip"], valued: &["-P", "-x"], operands: O::Read, options: &[("-d", R::WritesValue)], special: Special::Unzip, ..P },
     ProgramSpec { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress"], valued: &["-S", "--suffix", "-o", "-T", "--threads"], operands: O::Write, ..P },
     ProgramSpec { names: &["zcat", "bzcat", "xzcat", "zless", "zmore"], operands: O::Read, ..P },
     // --- text processors with their own languages -------------------------------
