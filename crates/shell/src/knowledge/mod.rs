@@ -319,35 +319,20 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
             i += 1;
             continue;
         }
-        if v.starts_with("--") {
-            if let Some((name, value)) = v.split_once('=') {
-                out.options
-                    .push((name.to_string(), None, Some(value.to_string())));
-            } else if takes_value(v) {
-                out.options.push((
-                    v.to_string(),
-                    args.get(i + 1),
-                    args.get(i + 1).map(|n| n.value.clone()),
-                ));
-                i += 1;
-            } else {
-                out.options.push((v.to_string(), None, None));
-            }
+        if v.starts_with("--")
+            && let Some((name, value)) = v.split_once('=')
+        {
+            out.options
+                .push((name.to_string(), None, Some(value.to_string())));
             i += 1;
             continue;
         }
-        // A multi-letter short option the table lists as taking a value (`zip -TT CMD`).
-        if spec.valued.contains(&v) {
-            out.options.push((
-                v.to_string(),
-                args.get(i + 1),
-                args.get(i + 1).map(|n| n.value.clone()),
-            ));
-            i += 2;
-            continue;
-        }
-        // A single-dash long option the table names (`openssl -engine E`, `find`-style).
-        if v.len() > 2 && spec.options.iter().any(|(name, _)| *name == v) {
+        // A long option, or a multi-letter one with a single dash that the
+        // table lists (`zip -TT CMD`, `openssl -engine E`).
+        if v.starts_with("--")
+            || spec.valued.contains(&v)
+            || (v.len() > 2 && spec.options.iter().any(|(name, _)| *name == v))
+        {
             if takes_value(v) {
                 out.options.push((
                     v.to_string(),
