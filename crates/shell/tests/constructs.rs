@@ -1321,3 +1321,18 @@ fn patch_and_unzip_write_what_their_input_names() {
         "{a}"
     );
 }
+
+#[test]
+fn more_variables_that_load_code() {
+    for (text, var) in [
+        ("GCONV_PATH=. iconv -f x a", "GCONV_PATH"),
+        ("KUBECONFIG=./k kubectl get pods", "KUBECONFIG"),
+        ("AWS_CONFIG_FILE=./c aws s3 ls", "AWS_CONFIG_FILE"),
+        ("LESS='+!id' less a", "LESS"),
+        ("CFLAGS=-fplugin=./p.so make", "CFLAGS"),
+        ("LD_DEBUG_OUTPUT=/tmp/x ls", "LD_DEBUG_OUTPUT"),
+    ] {
+        assert_effect(text, json!({"kind": "code", "source": var}));
+    }
+    assert_programs("SYSTEMD_PAGER=id journalctl", &["journalctl", "sh", "id"]);
+}
