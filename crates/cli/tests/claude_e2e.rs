@@ -77,13 +77,8 @@ fn protected_project(world: &World, name: &str) -> PathBuf {
     project
 }
 
-/// Everything worth seeing when an assertion fails.
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
-    format!(
-        "{what}\n--- claude ---\n{}--- model server requests ---\n{}",
-        ran.report(),
-        server.summary()
-    )
+    harness::context("claude", what, ran, &server.summary())
 }
 
 /// The tool result the model received for the scripted call.

@@ -146,11 +146,7 @@ fn codex(
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
-    format!(
-        "{what}\n--- codex ---\n{}--- model server requests ---\n{}",
-        ran.report(),
-        server.summary()
-    )
+    harness::context("codex", what, ran, &server.summary())
 }
 
 /// The text of the `function_call_output` the model received for the scripted call.

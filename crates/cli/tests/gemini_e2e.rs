@@ -88,11 +88,7 @@ fn gemini(world: &World, bin: &Path, project: &Path, server: &ModelServer, name:
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
-    format!(
-        "{what}\n--- gemini ---\n{}--- model server requests ---\n{}",
-        ran.report(),
-        server.summary()
-    )
+    harness::context("gemini", what, ran, &server.summary())
 }
 
 /// The `functionResponse` the model received for the scripted call.

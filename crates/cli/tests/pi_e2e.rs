@@ -83,11 +83,7 @@ fn pi(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &st
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
-    format!(
-        "{what}\n--- pi ---\n{}--- model server requests ---\n{}",
-        ran.report(),
-        server.summary()
-    )
+    harness::context("pi", what, ran, &server.summary())
 }
 
 fn scripted_tool_result(server: &ModelServer) -> Option<Value> {

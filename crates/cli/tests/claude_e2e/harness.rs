@@ -7,6 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Everything worth seeing when an assertion fails: what the agent printed
+/// and what the model server received.
+pub fn context(agent: &str, what: &str, ran: &Ran, requests: &str) -> String {
+    format!(
+        "{what}\n--- {agent} ---\n{}--- model server requests ---\n{requests}",
+        ran.report()
+    )
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
