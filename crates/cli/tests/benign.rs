@@ -154,6 +154,9 @@ const COMMANDS: &[&str] = &[
     "echo $HOME",
     "which cargo",
     "sleep 1",
+    "while IFS= read -r line; do echo \"$line\"; done < README.md",
+    "export RUST_BACKTRACE=1 && cargo test",
+    "cd src && cargo build",
 ];
 
 #[test]

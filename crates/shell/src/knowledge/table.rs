@@ -119,6 +119,9 @@ pub static UNMODELLED_RUNNERS: &[&str] = &[
 /// Variables that change what a program executes or loads. Names ending in `*`
 /// are prefixes.
 #[rustfmt::skip]
+// Not `IFS`: it changes how expansions split, and every expansion is already
+// dynamic to the analysis; static words never split (`while IFS= read -r l`
+// is everyday shell).
 pub static ENV_VARS: &[(&str, EnvVarRisk)] = &[
     ("LD_PRELOAD", EnvVarRisk { reason: "loads a shared library into the program", shell_text: false, opaque: FROM_FILE }),
     ("LD_LIBRARY_PATH", EnvVarRisk { reason: "changes where shared libraries are loaded from", shell_text: false, opaque: None }),
@@ -131,7 +134,6 @@ pub static ENV_VARS: &[(&str, EnvVarRisk)] = &[
     ("BASHOPTS", EnvVarRisk { reason: "changes shell behaviour", shell_text: false, opaque: None }),
     ("PS4", EnvVarRisk { reason: "expanded (with substitutions) when tracing", shell_text: false, opaque: None }),
     ("PROMPT_COMMAND", EnvVarRisk { reason: "runs before each prompt", shell_text: true, opaque: None }),
-    ("IFS", EnvVarRisk { reason: "changes word splitting", shell_text: false, opaque: None }),
     ("HOME", EnvVarRisk { reason: "changes which configuration files programs load", shell_text: false, opaque: None }),
     ("XDG_CONFIG_HOME", EnvVarRisk { reason: "changes which configuration files programs load", shell_text: false, opaque: None }),
     ("PAGER", EnvVarRisk { reason: "a command run to page output", shell_text: true, opaque: None }),
