@@ -897,7 +897,11 @@ fn judge_network(program: Option<&str>, host: Option<&str>, ctx: &Ctx<'_>) -> Re
 }
 
 fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
-    let what = format!("`{program}` runs code through `{source}` ({why})");
+    let what = if source.is_empty() {
+        format!("`{program}` runs code ({why})")
+    } else {
+        format!("`{program}` runs code through `{source}` ({why})")
+    };
     if ctx.mode == Mode::FullAccess {
         return reason(
             Verdict::Allow,
@@ -934,11 +938,12 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
     } else {
         Verdict::Ask
     };
-    reason(
-        v,
-        "code",
-        format!("{what}: only a rule naming `{source}` literally allows it"),
-    )
+    let needs = if source.is_empty() {
+        format!("only a rule for `{program}` allows it")
+    } else {
+        format!("only a rule naming `{source}` literally allows it")
+    };
+    reason(v, "code", format!("{what}: {needs}"))
 }
 
 fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason {
