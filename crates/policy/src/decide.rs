@@ -84,6 +84,20 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         allowed_by_rule: Vec::new(),
     };
     let mut judgements: Vec<Reason> = Vec::new();
+    // Every relative path is placed against the working directory: one that
+    // is not absolute places nothing (agents always send an absolute one).
+    if !call.cwd.starts_with('/') {
+        judgements.push(Reason {
+            code: "bad-cwd".into(),
+            message: format!(
+                "the working directory `{}` is not an absolute path, so no path can be placed",
+                call.cwd
+            ),
+            rule: None,
+            effect: None,
+            verdict: Verdict::Deny,
+        });
+    }
     // Tool-level deny/ask rules (`Read`, `WebFetch`, `*`) first.
     for rule in policy.rules.iter().filter(|r| r.list != RuleList::Allow) {
         if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name) {

@@ -215,6 +215,18 @@ fn variables_set_for_later_commands_and_directories_changed_to() {
 }
 
 #[test]
+fn a_working_directory_that_is_not_absolute_is_denied() {
+    let p = policy(BASE);
+    for cwd in ["", "proj", "./proj", "~/proj"] {
+        let mut c = call("Bash", Origin::Core, json!({ "command": "git status" }));
+        c.cwd = cwd.into();
+        let d = decide(&c, &p, &facts());
+        assert_eq!(d.decision, Verdict::Deny, "{cwd:?}");
+        assert_eq!(d.reasons[0].code, "bad-cwd", "{cwd:?}");
+    }
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(
