@@ -243,11 +243,30 @@ fn tool_effects(kind: ToolKind, input: &Value, cwd: &str, out: &mut Vec<Effect>)
             });
         }
         ToolKind::Fetch { url } => {
-            let host = string_field(input, url).and_then(host_of);
-            out.push(Effect::Network {
-                program: None,
-                host,
-            });
+            // The field is a URL (`WebFetch`) or text naming several (Gemini's
+            // `web_fetch{prompt}`): one network effect per URL found.
+            let text = string_field(input, url).unwrap_or("");
+            let hosts: Vec<Option<String>> = text
+                .match_indices("http")
+                .map(|(i, _)| &text[i..])
+                .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+                .map(|u| {
+                    let token = u.split_whitespace().next().unwrap_or(u);
+                    host_of(token.trim_end_matches(['.', ',', ')', ']', '"', '\'', '>', ';']))
+                })
+                .collect();
+            if hosts.is_empty() {
+                out.push(Effect::Network {
+                    program: None,
+                    host: None,
+                });
+            }
+            for host in hosts {
+                out.push(Effect::Network {
+                    program: None,
+                    host,
+                });
+            }
         }
         ToolKind::WebSearch => out.push(Effect::Network {
             program: None,

@@ -122,7 +122,8 @@ pub fn gemini_table() -> ToolTable {
             ("search_file_content", ToolKind::Search { path: "dir_path" }),
             ("list_directory", ToolKind::Search { path: "dir_path" }),
             ("google_web_search", ToolKind::WebSearch),
-            ("web_fetch", ToolKind::Fetch { url: "url" }),
+            // `web_fetch{prompt}`: the URLs are in the prompt text.
+            ("web_fetch", ToolKind::Fetch { url: "prompt" }),
             ("write_todos", ToolKind::Harmless),
             ("ask_user", ToolKind::Harmless),
             ("enter_plan_mode", ToolKind::Harmless),

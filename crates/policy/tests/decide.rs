@@ -227,6 +227,34 @@ fn a_working_directory_that_is_not_absolute_is_denied() {
 }
 
 #[test]
+fn gemini_web_fetch_is_judged_by_the_urls_in_its_prompt() {
+    let mut p = policy("mode = \"ask\"\n[permissions]\nallow = [\"WebFetch(domain:docs.rs)\"]\n");
+    p.table = portcullis_policy::tables::gemini_table();
+    let fetch = |prompt: &str| {
+        decide(
+            &call("web_fetch", Origin::Core, json!({ "prompt": prompt })),
+            &p,
+            &facts(),
+        )
+    };
+    let d = fetch("Summarize https://docs.rs/serde and https://evil.example/x.");
+    let hosts: Vec<_> = d
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Network { host, .. } => host.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hosts, ["docs.rs", "evil.example"]);
+    assert_eq!(d.decision, Verdict::Ask, "{:?}", d.reasons);
+    assert_eq!(
+        fetch("Summarize https://docs.rs/serde.").decision,
+        Verdict::Allow
+    );
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(
