@@ -148,6 +148,13 @@ fn a_secret_named_in_any_argument_needs_a_person() {
     std::os::unix::fs::symlink(s.root.join("home/.ssh/id_rsa"), s.proj().join("k")).unwrap();
     let v = json_line(&s.check(&["--origin", "core"], "Bash", &bash("git show -s k")));
     assert_eq!(v["decision"], "ask", "{v}");
+    // Relative to the directory a `cd` moved to.
+    let v = json_line(&s.check(
+        &["--origin", "core"],
+        "Bash",
+        &bash("cd ~/.ssh; git show -s id_rsa"),
+    ));
+    assert_eq!(v["decision"], "ask", "{v}");
     // Nothing there, nothing to leak: no prompt.
     let v = json_line(&s.check(
         &["--origin", "core"],

@@ -329,6 +329,10 @@ fn secret_mentions(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
                 } else {
                     candidate.to_string()
                 };
+                // Relative to the directory an earlier `cd` moved to.
+                let Some(candidate) = command.runs_in.place(&candidate) else {
+                    continue;
+                };
                 let candidate = candidate.as_str();
                 if candidate.is_empty()
                     || candidate.len() > 4096

@@ -32,8 +32,8 @@ mod wrappers;
 
 pub use limits::Limits;
 pub use model::{
-    Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, Via, basename, join,
-    quote,
+    Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, RunsIn, Via,
+    basename, join, quote,
 };
 
 /// Analyses shell text with the default [`Limits`].

@@ -57,6 +57,42 @@ pub struct Command {
     pub env: Vec<EnvAssignment>,
     /// Redirections attached to this command.
     pub redirects: Vec<Redirect>,
+    /// Where it runs, when an earlier `cd` in the text moved away from the
+    /// caller's directory (absent when it did not).
+    #[serde(skip_serializing_if = "RunsIn::is_caller")]
+    pub runs_in: RunsIn,
+}
+
+/// The directory a command runs in, as far as the text tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "dir")]
+pub enum RunsIn {
+    /// The caller's working directory.
+    #[default]
+    Caller,
+    /// A directory named by a `cd`: absolute, `~/…`, or relative to the caller's.
+    Dir(String),
+    /// A directory only known at run time (`cd "$x"`, `cd -`, `popd`).
+    Unknown,
+}
+
+impl RunsIn {
+    pub fn is_caller(&self) -> bool {
+        *self == RunsIn::Caller
+    }
+
+    /// `path` as seen from the caller's directory: joined onto the directory
+    /// a `cd` named; `None` when that directory is only known at run time.
+    pub fn place(&self, path: &str) -> Option<String> {
+        if path.starts_with('/') || path.starts_with('~') {
+            return Some(path.to_string());
+        }
+        match self {
+            RunsIn::Caller => Some(path.to_string()),
+            RunsIn::Dir(dir) => Some(join_path(dir, path)),
+            RunsIn::Unknown => None,
+        }
+    }
 }
 
 impl Command {
@@ -314,4 +350,15 @@ pub fn join<S: AsRef<str>>(words: &[S]) -> String {
         .map(|w| quote(w.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `path` (relative) joined onto `dir` the way `cd dir` then `path` would reach it.
+pub(crate) fn join_path(dir: &str, path: &str) -> String {
+    let dir = dir.trim_end_matches('/');
+    let path = path.strip_prefix("./").unwrap_or(path);
+    match path {
+        "" | "." => dir.to_string(),
+        _ if dir.is_empty() => format!("/{path}"),
+        _ => format!("{dir}/{path}"),
+    }
 }

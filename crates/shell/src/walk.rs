@@ -10,7 +10,9 @@ use brush_parser::ast;
 use crate::arith;
 use crate::knowledge::{self, Findings};
 use crate::limits::Limits;
-use crate::model::{Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, Via};
+use crate::model::{
+    Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, RunsIn, Via,
+};
 use crate::word::{self, Nested, Word};
 use crate::wrappers;
 
@@ -135,7 +137,7 @@ impl<'l> Walker<'l> {
         }
         match &self.cwd {
             Cwd::Start => (path, dynamic),
-            Cwd::Known(dir) => (join_path(dir, &path), dynamic),
+            Cwd::Known(dir) => (crate::model::join_path(dir, &path), dynamic),
             Cwd::Unknown => (path, true),
         }
     }
@@ -150,7 +152,7 @@ impl<'l> Walker<'l> {
             }
             Some(w) => match &self.cwd {
                 Cwd::Start => Cwd::Known(w.value.clone()),
-                Cwd::Known(dir) => Cwd::Known(join_path(dir, &w.value)),
+                Cwd::Known(dir) => Cwd::Known(crate::model::join_path(dir, &w.value)),
                 Cwd::Unknown => Cwd::Unknown,
             },
         };
@@ -855,6 +857,11 @@ impl<'l> Walker<'l> {
             depth,
             env: call.env.clone(),
             redirects: call.redirects.clone(),
+            runs_in: match &self.cwd {
+                Cwd::Start => RunsIn::Caller,
+                Cwd::Known(dir) => RunsIn::Dir(dir.clone()),
+                Cwd::Unknown => RunsIn::Unknown,
+            },
         });
         let program = name.value.clone();
         for e in &call.env {
@@ -1619,16 +1626,6 @@ fn is_fd_variable(item: &ast::CommandPrefixOrSuffixItem) -> bool {
     matches!(item, ast::CommandPrefixOrSuffixItem::Word(w) if is_fd_name(&w.value))
 }
 
-fn join_path(dir: &str, path: &str) -> String {
-    let dir = dir.trim_end_matches('/');
-    let path = path.strip_prefix("./").unwrap_or(path);
-    match path {
-        "" | "." => dir.to_string(),
-        _ if dir.is_empty() => format!("/{path}"),
-        _ => format!("{dir}/{path}"),
-    }
-}
-
 /// Source text of a command's words, for opaque reports.
 fn joined_source(words: &[Word]) -> String {
     words
@@ -1751,8 +1748,8 @@ mod tests {
 
     #[test]
     fn paths_after_cd() {
-        assert_eq!(join_path("src", "./a.rs"), "src/a.rs");
-        assert_eq!(join_path("/", "etc"), "/etc");
-        assert_eq!(join_path("~/.ssh", "."), "~/.ssh");
+        assert_eq!(crate::model::join_path("src", "./a.rs"), "src/a.rs");
+        assert_eq!(crate::model::join_path("/", "etc"), "/etc");
+        assert_eq!(crate::model::join_path("~/.ssh", "."), "~/.ssh");
     }
 }

@@ -1336,3 +1336,19 @@ fn more_variables_that_load_code() {
     }
     assert_programs("SYSTEMD_PAGER=id journalctl", &["journalctl", "sh", "id"]);
 }
+
+#[test]
+fn commands_after_a_cd_say_where_they_run() {
+    let a = analysis("cd src && ls; cd \"$x\"; ls");
+    let runs_in: Vec<&Value> = commands(&a).iter().map(|c| &c["runs_in"]).collect();
+    assert_eq!(
+        runs_in,
+        [
+            &Value::Null,
+            &json!({"kind": "dir", "dir": "src"}),
+            &json!({"kind": "dir", "dir": "src"}),
+            &json!({"kind": "unknown"}),
+        ],
+        "{a}"
+    );
+}
