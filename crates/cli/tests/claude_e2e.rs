@@ -25,20 +25,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use harness::{Ran, World, agent_bin};
+use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
 use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
 
 /// Per `claude -p` run; a normal run takes a few seconds.
 const CLAUDE_TIMEOUT: Duration = Duration::from_secs(120);
-
-const ALLOWED: &str = "touch allowed-marker.txt";
-const DENIED: &str = "touch denied-marker.txt";
-
-const CONFIG: &str = r#"mode = "ask"
-[permissions]
-allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
-deny = ["Bash(touch denied-marker.txt)"]
-"#;
 
 /// `claude -p … --output-format json` against `server`; the run's output
 /// and the parsed result (`Null` when stdout is not JSON).

@@ -43,22 +43,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use harness::{Ran, World, agent_bin};
+use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
 use model_server::{CALL_ID, ModelServer, function_call_outputs};
 
 /// Per `codex exec` run; a normal run takes about a second.
 const CODEX_TIMEOUT: Duration = Duration::from_secs(60);
 /// Per app server answer.
 const APP_SERVER_TIMEOUT: Duration = Duration::from_secs(30);
-
-const ALLOWED: &str = "touch allowed-marker.txt";
-const DENIED: &str = "touch denied-marker.txt";
-
-const CONFIG: &str = r#"mode = "ask"
-[permissions]
-allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
-deny = ["Bash(touch denied-marker.txt)"]
-"#;
 
 /// The variable holding the (dummy) API key of the scripted provider.
 const API_KEY_ENV: &str = "PORTCULLIS_E2E_API_KEY";

@@ -30,19 +30,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use harness::{Ran, World, agent_bin};
+use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
 use model_server::{ModelServer, gemini_function_responses};
 
 const GEMINI_TIMEOUT: Duration = Duration::from_secs(120);
-
-const ALLOWED: &str = "touch allowed-marker.txt";
-const DENIED: &str = "touch denied-marker.txt";
-
-const CONFIG: &str = r#"mode = "ask"
-[permissions]
-allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
-deny = ["Bash(touch denied-marker.txt)"]
-"#;
 
 /// API-key auth (the key is a dummy: the server is local), no usage statistics.
 fn gemini_settings(world: &World) {

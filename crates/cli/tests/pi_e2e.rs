@@ -26,19 +26,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use harness::{Ran, World, agent_bin};
+use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
 use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
 
 const PI_TIMEOUT: Duration = Duration::from_secs(120);
-
-const ALLOWED: &str = "touch allowed-marker.txt";
-const DENIED: &str = "touch denied-marker.txt";
-
-const CONFIG: &str = r#"mode = "ask"
-[permissions]
-allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
-deny = ["Bash(touch denied-marker.txt)"]
-"#;
 
 /// Points pi's model at `server` (a custom Anthropic Messages provider).
 fn models(world: &World, server: &ModelServer) {

@@ -7,6 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// The scripted scenario every end-to-end test runs: the model asks for
+/// `ALLOWED` and `DENIED`; the configuration allows the one and denies the other.
+pub const ALLOWED: &str = "touch allowed-marker.txt";
+pub const DENIED: &str = "touch denied-marker.txt";
+pub const CONFIG: &str = r#"mode = "ask"
+[permissions]
+allow = ["Bash(touch allowed-marker.txt)", "Edit(./**)"]
+deny = ["Bash(touch denied-marker.txt)"]
+"#;
+
 /// Everything worth seeing when an assertion fails: what the agent printed
 /// and what the model server received.
 pub fn context(agent: &str, what: &str, ran: &Ran, requests: &str) -> String {
