@@ -1352,3 +1352,9 @@ fn commands_after_a_cd_say_where_they_run() {
         "{a}"
     );
 }
+
+#[test]
+fn gawk_load_and_include_bring_code_from_files() {
+    assert_opaque("gawk '@load \"./ext\"; BEGIN{}'", "code-from-file");
+    assert_opaque("awk '@include \"lib.awk\"; {print}' a", "code-from-file");
+}

@@ -859,6 +859,14 @@ fn awk_program(name: &str, text: &str, f: &mut Findings) {
             format!("{name} program runs commands: {text}"),
         );
     }
+    // gawk's `@load "ext"` loads a shared library, `@include "f.awk"` more code.
+    if stripped.contains("@load") || stripped.contains("@include") {
+        f.code(name, "@load", "loads an extension library or a source file");
+        f.opaque(
+            OpaqueReason::CodeFromFile,
+            format!("{name} program loads code from files: {text}"),
+        );
+    }
     // `> "file"` / `>> "file"` after print/printf.
     let b = text.as_bytes();
     let mut i = 0;
