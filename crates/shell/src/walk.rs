@@ -1245,8 +1245,14 @@ impl<'l> Walker<'l> {
         let mut next_is_name = false;
         for a in args {
             let is_name = next_is_name || (takes_names && !a.value.starts_with('-'));
-            next_is_name = matches!(a.value.as_str(), "-v" | "-p") && name != "test" && name != "["
-                || (matches!(name, "test" | "[") && a.value == "-v");
+            // `-v NAME` (printf), `-p NAME` (wait; read's prompt is taken as a
+            // name too, which only over-judges), `-a NAME` (read), also at the
+            // end of a cluster (`read -ra NAME`).
+            let cluster =
+                a.value.len() > 1 && a.value.starts_with('-') && !a.value.starts_with("--");
+            next_is_name =
+                (cluster && a.value.ends_with(['v', 'p', 'a']) && name != "test" && name != "[")
+                    || (matches!(name, "test" | "[") && a.value == "-v");
             if is_name && (a.dynamic || a.value.contains('[')) {
                 self.subscript_in_name(a, depth);
             }

@@ -1231,6 +1231,14 @@ fn risky_variables_set_for_later_commands_are_code() {
         json!({"kind": "code", "program": "bash", "source": "GIT_DIR"}),
     );
     assert_opaque("printf -v LD_PRELOAD %s ./x.so; ls", "dynamic-code");
+    assert_effect(
+        "read -ra PATH <<< /tmp; ls",
+        json!({"kind": "code", "program": "bash", "source": "PATH"}),
+    );
+    assert_effect(
+        "mapfile -t PATH < dirs.txt; ls",
+        json!({"kind": "code", "program": "bash", "source": "PATH"}),
+    );
     assert_opaque(
         "set -a; : ${GIT_SSH_COMMAND:=id}; git fetch",
         "dynamic-code",
