@@ -407,8 +407,16 @@ fn zero_trust(v: &Value, out: &mut Vec<Effect>, key: &str) {
                     dynamic: false,
                 });
             } else if looks_like_path(s) {
+                // A server may expand `$VAR` or `~`: such a path is known only
+                // at run time (`$HOME/…` is still placed by the policy).
                 out.push(Effect::Write {
                     path: s.clone(),
+                    dynamic: s.contains(['$', '`']),
+                });
+            } else if let Some(decoded) = percent_decoded_path(s) {
+                // `..%2f..%2fetc%2fshadow`: a server may decode it.
+                out.push(Effect::Write {
+                    path: decoded,
                     dynamic: false,
                 });
             }
@@ -417,6 +425,34 @@ fn zero_trust(v: &Value, out: &mut Vec<Effect>, key: &str) {
         Value::Object(map) => map.iter().for_each(|(k, v)| zero_trust(v, out, k)),
         _ => {}
     }
+}
+
+/// A percent-encoded path (`%2f` for `/`), decoded, when the text has one.
+fn percent_decoded_path(s: &str) -> Option<String> {
+    let lower = s.to_ascii_lowercase();
+    if !(lower.contains("%2f") || lower.contains("%5c") || lower.contains("%2e")) {
+        return None;
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|b| hex(*b)),
+                bytes.get(i + 2).and_then(|b| hex(*b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let decoded = String::from_utf8_lossy(&out).replace('\\', "/");
+    looks_like_path(&decoded).then_some(decoded)
 }
 
 /// `/abs`, `~/x`, `./x`, `../x`, or a slash-separated word without spaces.

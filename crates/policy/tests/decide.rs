@@ -255,6 +255,25 @@ fn gemini_web_fetch_is_judged_by_the_urls_in_its_prompt() {
 }
 
 #[test]
+fn zero_trust_paths_the_server_might_expand_or_decode() {
+    let p = policy("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__*\", \"Edit(./**)\"]\n");
+    let read = |input: Value| {
+        decide(
+            &call("mcp__fs__read_file", Origin::Mcp, input),
+            &p,
+            &facts(),
+        )
+        .decision
+    };
+    // `$HOME` is placed; other variables are known only at run time.
+    assert_ne!(read(json!({"path": "$HOME/.bashrc"})), Verdict::Allow);
+    assert_eq!(read(json!({"path": "src/$name"})), Verdict::Ask);
+    // Percent-encoded separators are decoded.
+    assert_ne!(read(json!({"path": "..%2f..%2f.bashrc"})), Verdict::Allow);
+    assert_eq!(read(json!({"path": "src/main.rs"})), Verdict::Allow);
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(
