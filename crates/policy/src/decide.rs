@@ -934,10 +934,12 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
         if name != program {
             continue;
         }
+        // A source of several words (`-m pytest`) is named when each is.
         let literal = match &rule.target {
-            Target::Command(p) => p
-                .literal_words()
-                .any(|w| w == source || (!source.is_empty() && w.starts_with(source))),
+            Target::Command(p) => source.split(' ').all(|part| {
+                p.literal_words()
+                    .any(|w| w == part || (!part.is_empty() && w.starts_with(part)))
+            }),
             _ => false,
         };
         if source.is_empty() || literal || project_task {

@@ -445,6 +445,22 @@ pub const PORTCULLIS_AGENT_SUBCOMMANDS: &[&str] = &[
     "-V",
 ];
 
+/// Test and lint runners run as modules of the project's python (`python3 -m pytest`).
+const PYTHON_TASKS: &[&str] = &[
+    "-m pytest",
+    "-m unittest",
+    "-m mypy",
+    "-m ruff",
+    "-m black",
+    "-m flake8",
+    "-m pylint",
+    "-m tox",
+    "-m nox",
+];
+
+/// The project's own tasks, by program and subcommand (or code source): they run
+/// code the project defines, which approve-for-me allows and a rule for the
+/// program covers.
 pub const PROJECT_TASKS: &[(&str, &[&str])] = &[
     ("make", &["*"]),
     ("gmake", &["*"]),
@@ -462,6 +478,9 @@ pub const PROJECT_TASKS: &[(&str, &[&str])] = &[
     ("yarn", &["test", "run", "start", "build", "lint"]),
     ("go", &["test", "build", "run", "vet"]),
     ("pytest", &["*"]),
+    // The test and lint runners, run as modules of the project's python.
+    ("python", PYTHON_TASKS),
+    ("python3", PYTHON_TASKS),
     ("tox", &["*"]),
     ("tsc", &["*"]),
     ("eslint", &["*"]),

@@ -274,6 +274,21 @@ fn zero_trust_paths_the_server_might_expand_or_decode() {
 }
 
 #[test]
+fn python_test_runners_are_project_tasks() {
+    let afm = policy("mode = \"approve-for-me\"\n");
+    assert_eq!(verdict(&afm, "python3 -m pytest -q tests/"), Verdict::Allow);
+    assert_eq!(verdict(&afm, "python -m unittest discover"), Verdict::Allow);
+    assert_eq!(verdict(&afm, "python3 -m http.server 8000"), Verdict::Ask);
+    // A rule naming the module covers it; a rule for python alone covers
+    // the project's tasks, not any module.
+    let named = policy("mode = \"ask\"\n[permissions]\nallow = [\"Bash(python3 -m pytest *)\"]\n");
+    assert_eq!(verdict(&named, "python3 -m pytest -x"), Verdict::Allow);
+    let wide = policy("mode = \"ask\"\n[permissions]\nallow = [\"Bash(python3 *)\"]\n");
+    assert_eq!(verdict(&wide, "python3 -m pytest"), Verdict::Allow);
+    assert_eq!(verdict(&wide, "python3 -m pip install evil"), Verdict::Ask);
+}
+
+#[test]
 fn paths_secrets_and_external() {
     let p = policy(BASE);
     assert_eq!(

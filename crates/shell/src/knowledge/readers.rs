@@ -2099,11 +2099,18 @@ pub(super) fn interpreter(name: &str, args: &[Word], stdin: &str, f: &mut Findin
                 return;
             }
             if module_letters.contains(c) {
-                f.code(
-                    name,
-                    format!("-{c}"),
-                    format!("loads and runs the module {value}"),
-                );
+                // `python -m pytest`: the source names the module, so a rule
+                // or a project task can name it (`Bash(python3 -m pytest *)`).
+                let source = if name.starts_with("py")
+                    && c == 'm'
+                    && !value.is_empty()
+                    && !value.contains([' ', '$', '`'])
+                {
+                    format!("-m {value}")
+                } else {
+                    format!("-{c}")
+                };
+                f.code(name, source, format!("loads and runs the module {value}"));
                 if name.starts_with("py") && c == 'm' {
                     // `python -m module args`: the module is the program.
                     return;
