@@ -1366,3 +1366,28 @@ fn gawk_load_and_include_bring_code_from_files() {
     assert_opaque("gawk '@load \"./ext\"; BEGIN{}'", "code-from-file");
     assert_opaque("awk '@include \"lib.awk\"; {print}' a", "code-from-file");
 }
+
+#[test]
+fn archivers_extract_what_their_archive_names() {
+    for text in ["7z x a.7z", "cpio -idv < a.cpio", "ar x lib.a"] {
+        assert_effect(text, json!({"kind": "write", "dynamic": true}));
+    }
+    assert_effect(
+        "7z x a.7z -oout",
+        json!({"kind": "write", "path": "out", "dynamic": true}),
+    );
+    assert_effect("7z a out.7z src", json!({"kind": "read", "path": "src"}));
+    assert_effect(
+        "zstd -d a.zst -o /tmp/x",
+        json!({"kind": "write", "path": "/tmp/x"}),
+    );
+    let a = analysis("ar t lib.a");
+    assert!(
+        !a["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "write"),
+        "{a}"
+    );
+}

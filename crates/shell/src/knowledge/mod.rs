@@ -99,6 +99,7 @@ pub enum Special {
     Gh,
     Patch,
     Unzip,
+    Archiver,
 }
 
 /// Knowledge about one program.
@@ -433,6 +434,7 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
             generic(name, spec, args, &mut f);
             readers::patch(spec, args, stdin, &mut f);
         }
+        Special::Archiver => readers::archiver(name, args, &mut f),
         Special::Unzip => {
             generic(name, spec, args, &mut f);
             readers::unzip(args, &mut f);

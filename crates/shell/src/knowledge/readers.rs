@@ -1159,6 +1159,84 @@ pub(super) fn patch(spec: &ProgramSpec, args: &[Word], stdin: &str, f: &mut Find
     }
 }
 
+/// `7z`, `cpio` and `ar`: extracting writes the paths the archive names
+/// (cpio even absolute ones), known only at run time; creating reads the files
+/// named (cpio reads their names from standard input) and writes the archive.
+pub(super) fn archiver(name: &str, args: &[Word], f: &mut Findings) {
+    let extracted = |f: &mut Findings, dir: Option<String>| {
+        f.effects.push(Effect::Write {
+            path: dir.unwrap_or_else(|| ".".into()),
+            dynamic: true,
+        })
+    };
+    match name {
+        "cpio" => {
+            let has = |short: char, long: &str| {
+                args.iter().any(|w| {
+                    let v = w.value.as_str();
+                    v == long
+                        || (v.starts_with('-') && !v.starts_with("--") && v[1..].contains(short))
+                })
+            };
+            let dir = args
+                .iter()
+                .position(|w| w.value == "-D" || w.value == "--directory")
+                .and_then(|i| args.get(i + 1))
+                .map(|w| w.value.clone());
+            if has('i', "--extract") {
+                extracted(f, dir);
+            } else if has('o', "--create") || has('p', "--pass-through") {
+                f.effects.push(Effect::Read {
+                    path: ".".into(),
+                    dynamic: true,
+                });
+                if has('p', "--pass-through") {
+                    extracted(f, args.last().map(|w| w.value.clone()));
+                }
+            }
+        }
+        _ => {
+            // 7z COMMAND [switches] ARCHIVE [FILES]; ar KEYLETTERS ARCHIVE [FILES].
+            let mut words = args.iter().filter(|w| !w.value.starts_with('-'));
+            let command = words
+                .next()
+                .map(|w| w.value.trim_start_matches('-').to_string());
+            let archive = words.next();
+            let files: Vec<&Word> = words.collect();
+            let command = command.unwrap_or_default();
+            let op = if name == "ar" {
+                command.chars().find(|c| "dmpqrstx".contains(*c))
+            } else {
+                command.chars().next()
+            };
+            let out_dir = args
+                .iter()
+                .find_map(|w| w.value.strip_prefix("-o").filter(|d| !d.is_empty()))
+                .map(str::to_string);
+            match op {
+                Some('x' | 'e') => {
+                    if let Some(a) = archive {
+                        f.read(a);
+                    }
+                    extracted(f, out_dir);
+                }
+                Some('a' | 'u' | 'd' | 'r' | 'q' | 'm' | 's') => {
+                    if let Some(a) = archive {
+                        f.write(a);
+                    }
+                    files.iter().for_each(|w| f.read(w));
+                }
+                Some(_) => {
+                    if let Some(a) = archive {
+                        f.read(a);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+}
+
 /// `unzip` writes the files its archive names (unless it only lists, tests or
 /// prints them): known only at run time.
 pub(super) fn unzip(args: &[Word], f: &mut Findings) {

@@ -56,7 +56,8 @@ pub static PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec { names: &["tar", "bsdtar", "gtar"], special: Special::Tar, ..P },
     ProgramSpec { names: &["zip"], valued: &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-Z", "-s", "-TT", "--unzip-command"], special: Special::Zip, ..P },
     ProgramSpec { names: &["unzip"], valued: &["-P", "-x"], operands: O::Read, options: &[("-d", R::WritesValue)], special: Special::Unzip, ..P },
-    ProgramSpec { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress"], valued: &["-S", "--suffix", "-o", "-T", "--threads"], operands: O::Write, ..P },
+    ProgramSpec { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress"], valued: &["-S", "--suffix", "-T", "--threads"], operands: O::Write, options: &[("-o", R::WritesValue), ("--output", R::WritesValue)], ..P },
+    ProgramSpec { names: &["7z", "7za", "7zr", "cpio", "ar"], special: Special::Archiver, ..P },
     ProgramSpec { names: &["zcat", "bzcat", "xzcat", "zless", "zmore"], operands: O::Read, ..P },
     // --- text processors with their own languages -------------------------------
     ProgramSpec { names: &["sed", "gsed"], valued: &["-l", "--line-length"], special: Special::Sed, ..P },
