@@ -12,6 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bridge_cmd;
 mod config_files;
+mod exit;
 // Shared with the `portcullis` binary; this one uses a part of it.
 mod serve;
 #[allow(dead_code)]
@@ -42,26 +43,13 @@ enum Commands {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match exit::parse() {
         Ok(cli) => cli,
-        Err(err) => {
-            let _ = err.print();
-            return if err.use_stderr() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     let result = match cli.command {
         Commands::Serve(args) => serve::run(&args),
         Commands::McpBridge(args) => bridge_cmd::bridge(&args),
     };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("portcullis: error: {err:#}");
-            ExitCode::from(1)
-        }
-    }
+    exit::report(result)
 }

@@ -5,6 +5,7 @@
 mod analyze;
 mod check;
 mod config_files;
+mod exit;
 mod export;
 mod hook;
 mod install;
@@ -93,17 +94,9 @@ fn daemon(subcommand: &str, args: &[std::ffi::OsString]) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match exit::parse() {
         Ok(cli) => cli,
-        Err(err) => {
-            // clap prints help/version to stdout with success, usage errors to stderr.
-            let _ = err.print();
-            return if err.use_stderr() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     let result = match cli.command {
         Commands::Analyze(args) => analyze::run(&args),
@@ -121,11 +114,5 @@ fn main() -> ExitCode {
         Commands::Requests(cmd) => state::requests(&cmd),
         Commands::Audit(cmd) => state::audit(&cmd),
     };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("portcullis: error: {err:#}");
-            ExitCode::from(1)
-        }
-    }
+    exit::report(result)
 }
