@@ -86,6 +86,11 @@ impl Fx {
             .unwrap()
     }
 
+    /// A GET with the admin's bearer token.
+    fn admin_get(&self, uri: &str) -> Request<Body> {
+        self.admin(self.get(uri)).body(Body::empty()).unwrap()
+    }
+
     fn admin(&self, b: axum::http::request::Builder) -> axum::http::request::Builder {
         b.header(header::AUTHORIZATION, format!("Bearer {}", self.token()))
     }
@@ -331,13 +336,7 @@ async fn registering_needs_the_person_or_the_parent() {
         (StatusCode::CONFLICT, Some("already-exists"))
     );
 
-    let (status, body, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/sessions"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (status, body, _) = fx.send(fx.admin_get("/v1/sessions")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body.as_array().unwrap().len(), 2);
 }
@@ -352,13 +351,7 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
     // Repeats collapse into one request with a count.
     let (_, again, _) = fx.send(fx.outside_read("s1", &token)).await;
     assert_eq!(again["request"]["id"].as_i64(), Some(id));
-    let (status, list, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/requests"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (status, list, _) = fx.send(fx.admin_get("/v1/requests")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["count"], 2);
@@ -397,9 +390,7 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
         fx.send(fx.outside_read("s1", &token)).await.1["decision"],
         "allow"
     );
-    let (_, grants, _) = fx
-        .send(fx.admin(fx.get("/v1/grants")).body(Body::empty()).unwrap())
-        .await;
+    let (_, grants, _) = fx.send(fx.admin_get("/v1/grants")).await;
     assert_eq!(
         grants
             .as_array()
@@ -428,13 +419,7 @@ async fn allow_once_then_asked_again_and_revoke_takes_effect() {
         (status, body["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("not-found"))
     );
-    let (_, all, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/grants?all=true"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (_, all, _) = fx.send(fx.admin_get("/v1/grants?all=true")).await;
     assert_eq!(all.as_array().unwrap().len(), 2);
 }
 
@@ -637,24 +622,12 @@ async fn bad_bodies_get_clear_4xx() {
         assert_eq!((s, v["code"].as_str()), (status, Some(code)), "{v}");
         assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
-    let (s, v, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/audit?limit=abc"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (s, v, _) = fx.send(fx.admin_get("/v1/audit?limit=abc")).await;
     assert_eq!(
         (s, v["code"].as_str()),
         (StatusCode::BAD_REQUEST, Some("bad-query"))
     );
-    let (s, _, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/requests/x/resolve"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (s, _, _) = fx.send(fx.admin_get("/v1/requests/x/resolve")).await;
     assert!(s.is_client_error(), "{s}");
 }
 
@@ -672,11 +645,7 @@ async fn audit_filters_pages_and_verifies() {
         );
         fx.send(req).await;
     }
-    let q = |query: &str| {
-        fx.admin(fx.get(&format!("/v1/audit?{query}")))
-            .body(Body::empty())
-            .unwrap()
-    };
+    let q = |query: &str| fx.admin_get(&format!("/v1/audit?{query}"));
     let (status, body, _) = fx.send(q("session=s1")).await;
     assert_eq!(status, StatusCode::OK);
     let rows = body["rows"].as_array().unwrap();
@@ -724,20 +693,14 @@ async fn audit_filters_pages_and_verifies() {
     assert_eq!(seen, all);
     assert!(all.len() >= 5);
 
-    let (_, v, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/audit/verify"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (_, v, _) = fx.send(fx.admin_get("/v1/audit/verify")).await;
     assert_eq!(v["status"], "intact", "{v}");
 }
 
 #[tokio::test]
 async fn events_announce_requests_raised_by_other_processes() {
     let fx = Fx::new();
-    let req = fx.admin(fx.get("/v1/events")).body(Body::empty()).unwrap();
+    let req = fx.admin_get("/v1/events");
     let res = portcullis_server::router(Arc::clone(&fx.state))
         .oneshot(req)
         .await
@@ -890,13 +853,7 @@ async fn changed_tool_definitions_are_shown_as_a_diff_and_approved_in_the_ui() {
     bridge.check_pin("rug", "echo", "h1", &v1, true, 1).unwrap();
     bridge.check_pin("rug", "echo", "h2", &v2, true, 2).unwrap();
 
-    let (status, pins, _) = fx
-        .send(
-            fx.admin(fx.get("/v1/pins?pending=true"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let (status, pins, _) = fx.send(fx.admin_get("/v1/pins?pending=true")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(pins.as_array().unwrap().len(), 1);
     assert_eq!(pins[0]["hash"], "h2");
