@@ -183,17 +183,11 @@ async fn run_decide(
         }
         Err(DecideError::Conflict(sources)) => {
             state.metrics.record(None, started.elapsed());
-            let list: Vec<Value> = sources
-                .iter()
-                .map(|(s, v)| json!({"source": s, "session": v}))
-                .collect();
-            let mut e = ApiError::new(
-                StatusCode::CONFLICT,
-                "session-conflict",
-                EngineError::SessionConflict { sources }.to_string(),
-            );
-            e.extra = Some(json!({"sources": list}));
-            Err(e)
+            let message = EngineError::SessionConflict {
+                sources: sources.clone(),
+            }
+            .to_string();
+            Err(ApiError::session_conflict(&sources, message))
         }
         Err(DecideError::Engine(why)) => {
             state.metrics.record(None, started.elapsed());

@@ -40,6 +40,18 @@ impl ApiError {
         )
     }
 
+    /// 409 `session-conflict`: the call's session sources disagree; the body
+    /// lists each source and the session it named.
+    pub fn session_conflict(sources: &[(&str, String)], message: impl Into<String>) -> Self {
+        let list: Vec<Value> = sources
+            .iter()
+            .map(|(s, v)| json!({"source": s, "session": v}))
+            .collect();
+        let mut e = Self::new(StatusCode::CONFLICT, "session-conflict", message);
+        e.extra = Some(json!({"sources": list}));
+        e
+    }
+
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not-found", what)
     }

@@ -19,7 +19,6 @@ use portcullis_paths::{FsPaths, Scopes};
 use portcullis_policy::{McpServer, Policy};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::json;
 use tower::ServiceExt;
 
 use crate::AppState;
@@ -98,17 +97,11 @@ async fn front(
     if let Err(portcullis_engine::EngineError::SessionConflict { sources }) =
         portcullis_engine::resolve_session(&sources)
     {
-        let list: Vec<_> = sources
-            .iter()
-            .map(|(s, v)| json!({"source": s, "session": v}))
-            .collect();
-        let mut e = ApiError::new(
-            StatusCode::CONFLICT,
-            "session-conflict",
+        return ApiError::session_conflict(
+            &sources,
             format!("the URL path names session `{session}` and X-Session-ID another"),
-        );
-        e.extra = Some(json!({"sources": list}));
-        return e.into_response();
+        )
+        .into_response();
     }
     let token = crate::auth::bearer(req.headers()).map(str::to_string);
     let admin = token
