@@ -20,7 +20,7 @@ mod harness;
 #[path = "claude_e2e/model_server.rs"]
 mod model_server;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -54,18 +54,6 @@ fn claude(
     let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
     let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
     (ran, result)
-}
-
-/// A project whose `.claude/settings.json` runs portcullis before every tool call.
-fn protected_project(world: &World, name: &str) -> PathBuf {
-    let project = world.project(name, Some("claude-code"));
-    let settings = std::fs::read_to_string(project.join(".claude/settings.json"))
-        .expect("install wrote .claude/settings.json");
-    assert!(
-        settings.contains("hook claude-code"),
-        "no portcullis hook in {settings}"
-    );
-    project
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
@@ -105,7 +93,12 @@ fn claude_code_runs_the_allowed_call_and_not_the_denied_one() {
         "Claude Code did not refuse the call on its own\n{ctx}"
     );
 
-    let project = protected_project(&world, "project");
+    let project = world.protected_project(
+        "project",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
 
     // The allowed call runs.
     let server = ModelServer::start(ALLOWED);

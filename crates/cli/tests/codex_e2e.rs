@@ -88,18 +88,6 @@ stream_max_retries = 0
     std::fs::write(home.join("config.toml"), config).expect("write ~/.codex/config.toml");
 }
 
-/// A project whose `.codex/hooks.json` runs the portcullis hook.
-fn protected_project(world: &World, name: &str) -> PathBuf {
-    let project = world.project(name, Some("codex"));
-    let hooks = std::fs::read_to_string(project.join(".codex/hooks.json"))
-        .expect("install wrote .codex/hooks.json");
-    assert!(
-        hooks.contains("hook codex"),
-        "no portcullis hook in {hooks}"
-    );
-    project
-}
-
 /// `codex exec --json` against `server`; the run's output and Codex's thread
 /// id (the hook's `session_id`), `None` when Codex printed none.
 fn codex(
@@ -344,8 +332,9 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     eprintln!("Codex CLI {version} at {}", bin.display());
     let world = World::new("codex-e2e", CONFIG);
     let control = world.project("control", None);
-    let untrusted = protected_project(&world, "untrusted");
-    let project = protected_project(&world, "project");
+    let untrusted =
+        world.protected_project("untrusted", "codex", ".codex/hooks.json", "hook codex");
+    let project = world.protected_project("project", "codex", ".codex/hooks.json", "hook codex");
     codex_config(&world, &[&control, &untrusted, &project]);
 
     // Control: with no hook, the denied command runs.

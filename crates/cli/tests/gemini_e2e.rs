@@ -25,7 +25,7 @@ mod harness;
 #[path = "claude_e2e/model_server.rs"]
 mod model_server;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -45,18 +45,6 @@ fn gemini_settings(world: &World) {
     });
     std::fs::write(dir.join("settings.json"), settings.to_string())
         .expect("write ~/.gemini/settings.json");
-}
-
-/// A project whose `.gemini/settings.json` runs the portcullis hook.
-fn protected_project(world: &World, name: &str) -> PathBuf {
-    let project = world.project(name, Some("gemini"));
-    let settings = std::fs::read_to_string(project.join(".gemini/settings.json"))
-        .expect("install wrote .gemini/settings.json");
-    assert!(
-        settings.contains("hook gemini"),
-        "no portcullis hook in {settings}"
-    );
-    project
 }
 
 fn gemini(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
@@ -108,7 +96,8 @@ fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
         "Gemini CLI did not run the scripted call without the hook: the blocked run would prove nothing\n{ctx}"
     );
 
-    let project = protected_project(&world, "project");
+    let project =
+        world.protected_project("project", "gemini", ".gemini/settings.json", "hook gemini");
 
     let server = ModelServer::start(ALLOWED);
     let ran = gemini(&world, &bin, &project, &server, "allowed");

@@ -21,7 +21,7 @@ mod harness;
 #[path = "claude_e2e/model_server.rs"]
 mod model_server;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -42,16 +42,6 @@ fn models(world: &World, server: &ModelServer) {
         "models": [{"id": "claude-scripted", "name": "scripted", "reasoning": false}]
     }}});
     std::fs::write(dir.join("models.json"), models.to_string()).expect("write models.json");
-}
-
-/// A project with the portcullis extension in `.pi/extensions/`.
-fn protected_project(world: &World, name: &str) -> PathBuf {
-    let project = world.project(name, Some("pi"));
-    assert!(
-        project.join(".pi/extensions/portcullis.ts").exists(),
-        "install wrote no extension"
-    );
-    project
 }
 
 fn pi(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
@@ -102,7 +92,12 @@ fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
         "pi did not run the scripted call without the extension: the blocked run would prove nothing\n{ctx}"
     );
 
-    let project = protected_project(&world, "project");
+    let project = world.protected_project(
+        "project",
+        "pi",
+        ".pi/extensions/portcullis.ts",
+        r#"["hook", "pi"]"#,
+    );
 
     let server = ModelServer::start(ALLOWED);
     let ran = pi(&world, &bin, &project, &server, "allowed");

@@ -232,6 +232,19 @@ impl World {
         project
     }
 
+    /// A project where `portcullis install AGENT --project` wrote `file`,
+    /// which must contain `marker` (the hook command it installed).
+    pub fn protected_project(&self, name: &str, agent: &str, file: &str, marker: &str) -> PathBuf {
+        let project = self.project(name, Some(agent));
+        let text = std::fs::read_to_string(project.join(file))
+            .unwrap_or_else(|e| panic!("install wrote no {file}: {e}"));
+        assert!(
+            text.contains(marker),
+            "no portcullis hook in {file}: {text}"
+        );
+        project
+    }
+
     /// `bin` in `project` with nothing of the developer's environment: no
     /// proxy, no real key, no configuration; the home is the scratch home.
     pub fn agent(&self, bin: &Path, project: &Path) -> Command {
