@@ -36,17 +36,6 @@ struct SimpleCall {
     stdin: Stdin,
 }
 
-/// The working directory commands run in, relative to the caller's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Cwd {
-    /// The caller's working directory: paths stay as written.
-    Start,
-    /// Changed by `cd DIR` (or `env -C DIR`) to a directory known here.
-    Known(String),
-    /// Changed to a directory only known at run time.
-    Unknown,
-}
-
 pub(crate) struct Walker<'l> {
     limits: &'l Limits,
     opts: ParserOptions,
@@ -56,7 +45,8 @@ pub(crate) struct Walker<'l> {
     /// Variables known to hold plain values (safe to read in arithmetic).
     plain_vars: HashSet<String>,
     /// Where relative paths are relative to.
-    cwd: Cwd,
+    /// Where commands run, after the `cd`s seen so far.
+    cwd: RunsIn,
     /// Aliases defined in the text (name → body).
     aliases: std::collections::HashMap<String, String>,
     /// Variables declared integer (`declare -i`): assigning them evaluates arithmetic.
@@ -72,7 +62,7 @@ impl<'l> Walker<'l> {
             nodes: 0,
             stopped: false,
             plain_vars: HashSet::new(),
-            cwd: Cwd::Start,
+            cwd: RunsIn::Caller,
             aliases: Default::default(),
             integer_vars: HashSet::new(),
         }
@@ -132,35 +122,31 @@ impl<'l> Walker<'l> {
 
     /// A path as seen from the caller's working directory, after any `cd`.
     fn place(&self, path: String, dynamic: bool) -> (String, bool) {
-        if path.starts_with('/') || path.starts_with('~') {
-            return (path, dynamic);
-        }
-        match &self.cwd {
-            Cwd::Start => (path, dynamic),
-            Cwd::Known(dir) => (crate::model::join_path(dir, &path), dynamic),
-            Cwd::Unknown => (path, true),
+        match self.cwd.place(&path) {
+            Some(placed) => (placed, dynamic),
+            None => (path, true),
         }
     }
 
     /// `cd DIR`: later relative paths are relative to DIR.
     fn change_dir(&mut self, target: Option<&Word>) {
         self.cwd = match target {
-            None => Cwd::Known("~".into()),
-            Some(w) if w.dynamic || w.value == "-" => Cwd::Unknown,
+            None => RunsIn::Dir("~".into()),
+            Some(w) if w.dynamic || w.value == "-" => RunsIn::Unknown,
             Some(w) if w.value.starts_with('/') || w.value.starts_with('~') => {
-                Cwd::Known(w.value.clone())
+                RunsIn::Dir(w.value.clone())
             }
             Some(w) => match &self.cwd {
-                Cwd::Start => Cwd::Known(w.value.clone()),
-                Cwd::Known(dir) => Cwd::Known(crate::model::join_path(dir, &w.value)),
-                Cwd::Unknown => Cwd::Unknown,
+                RunsIn::Caller => RunsIn::Dir(w.value.clone()),
+                RunsIn::Dir(dir) => RunsIn::Dir(crate::model::join_path(dir, &w.value)),
+                RunsIn::Unknown => RunsIn::Unknown,
             },
         };
     }
 
     /// Starts the walk in `dir` rather than the caller's working directory.
     pub(crate) fn starting_in(mut self, dir: &str) -> Self {
-        self.cwd = Cwd::Known(dir.to_string());
+        self.cwd = RunsIn::Dir(dir.to_string());
         self
     }
 
@@ -305,7 +291,7 @@ impl<'l> Walker<'l> {
                 }
                 // It runs wherever it is called from: the directory is not known.
                 self.scoped(|w| {
-                    w.cwd = Cwd::Unknown;
+                    w.cwd = RunsIn::Unknown;
                     w.compound_as(&body.0, Via::Function, depth + 1);
                 });
             }
@@ -857,17 +843,13 @@ impl<'l> Walker<'l> {
             depth,
             env: call.env.clone(),
             redirects: call.redirects.clone(),
-            runs_in: match &self.cwd {
-                Cwd::Start => RunsIn::Caller,
-                Cwd::Known(dir) => RunsIn::Dir(dir.clone()),
-                Cwd::Unknown => RunsIn::Unknown,
-            },
+            runs_in: self.cwd.clone(),
         });
         let program = name.value.clone();
         for e in &call.env {
             self.env_assignment(&program, e, depth);
         }
-        if !matches!(self.cwd, Cwd::Start)
+        if !matches!(self.cwd, RunsIn::Caller)
             && knowledge::lookup_key(&program)
                 .is_some_and(|k| knowledge::LOADS_FROM_CWD.contains(&k))
         {
@@ -1063,7 +1045,7 @@ impl<'l> Walker<'l> {
                 false
             }
             "popd" => {
-                self.cwd = Cwd::Unknown;
+                self.cwd = RunsIn::Unknown;
                 false
             }
             "trap" => {
