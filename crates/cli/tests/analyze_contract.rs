@@ -13,7 +13,7 @@ fn bin() -> Command {
 }
 
 fn conformance_commands() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/conformance");
     let mut out = Vec::new();
     for file in [
         "seed_cases.jsonl",

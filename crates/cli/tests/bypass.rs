@@ -1,4 +1,4 @@
-//! Every known bypass of `../shared/conformance/bypass_cases.jsonl`, under a
+//! Every known bypass of `tests/data/conformance/bypass_cases.jsonl`, under a
 //! configuration that allows what the row's `naive_rule_it_defeats` allows,
 //! must not be `allow` (issue 3). The row's `expected` is `deny` or `ask`; either
 //! answer passes, and the table printed at the end shows which one portcullis gave.

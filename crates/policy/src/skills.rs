@@ -1114,7 +1114,7 @@ mod tests {
     fn seed_file_skill_rows_are_all_handled() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/conformance/seed_cases.jsonl"
+            "/../../tests/data/conformance/seed_cases.jsonl"
         );
         let text = std::fs::read_to_string(path).expect("seed_cases.jsonl is readable");
         let mut rows = Vec::new();

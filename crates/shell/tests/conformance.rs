@@ -1,4 +1,4 @@
-//! Conformance with peers' published test cases (`../shared/conformance/`).
+//! Conformance with peers' published test cases (`tests/data/conformance/`).
 //!
 //! Each peer decided something about a piece of shell text: Step-Code that it is
 //! dangerous or unresolved, Codex that it parses into these argument vectors,

@@ -15,10 +15,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
-/// The conformance cases shipped beside the project: `(line number, row)`.
+/// The conformance cases vendored in `tests/data/conformance/`: `(line number, row)`.
 pub fn conformance(name: &str) -> Vec<(usize, Value)> {
     let path = format!(
-        "{}/../../../shared/conformance/{name}",
+        "{}/../../tests/data/conformance/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

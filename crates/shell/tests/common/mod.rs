@@ -1,6 +1,7 @@
 //! Shared test helpers: the command corpus used by the oracle, differential and
-//! property tests. The conformance files live in `../shared/conformance/`
-//! beside the project root; the project's own corpus in `tests/corpus/`.
+//! property tests. The conformance files are vendored in the repository at
+//! `tests/data/conformance/` (see its `PROVENANCE.md`); the project's own
+//! corpus in `tests/corpus/`.
 
 #![allow(dead_code)]
 
@@ -18,9 +19,9 @@ pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `../shared/conformance/` relative to the project root.
+/// `tests/data/conformance/` under the project root (vendored copies).
 pub fn conformance_dir() -> PathBuf {
-    project_root().join("../shared/conformance")
+    project_root().join("tests/data/conformance")
 }
 
 /// Reads a JSON Lines file into values; panics with the file and line on bad input.
