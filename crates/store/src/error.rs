@@ -133,6 +133,30 @@ pub enum StoreError {
         /// Why the policy refused it.
         reason: String,
     },
+    /// A data directory or database file that someone else could have
+    /// written: owned by another user, or writable by group or others. Its
+    /// grants cannot be trusted, so the store does not open.
+    #[error("refusing {what} `{}`: {why}", path.display())]
+    Untrusted {
+        /// The directory or file.
+        path: PathBuf,
+        /// `the data directory`, `the database file` …
+        what: &'static str,
+        /// What is wrong with it and how to fix it.
+        why: String,
+    },
+    /// The database file was deleted or replaced after this connection opened
+    /// it: what it now names is not what this connection reads and writes.
+    #[error(
+        "database `{}` was {why} after it was opened: this process no longer sees the store others use (restart it)",
+        path.display()
+    )]
+    Replaced {
+        /// The database file.
+        path: PathBuf,
+        /// `deleted` or `replaced by another file`.
+        why: String,
+    },
     /// The operating system's random source failed.
     #[error("cannot generate a session token: the system random source failed: {why}")]
     Random {

@@ -38,6 +38,7 @@ mod pins;
 mod requests;
 pub mod schema;
 mod sessions;
+mod trust;
 mod types;
 
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -51,6 +52,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
 pub use sessions::MAX_SESSION_ID;
+pub use trust::{FileId, Integrity};
 pub use types::{
     AgentKind, AuditCheck, AuditEvent, AuditRow, Grant, GrantScope, GrantTarget, NewGrant,
     NewRequest, NewSession, Op, ParseError, Pin, PinCheck, PinStatus, Registered, Request,
@@ -108,15 +110,27 @@ pub fn unix_now() -> i64 {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The database file this connection opened (see [`Store::check_file`]).
+    file_id: FileId,
 }
 
 impl Store {
     /// Open the store in `data_dir`, creating the directory (0700) and
     /// `portcullis.db` (0600) on first use, and bringing the schema up to date.
+    ///
+    /// Refuses ([`StoreError::Untrusted`]) a directory or database file
+    /// (or its WAL or shared-memory file) that another user owns or that group
+    /// or others may write: its grants could be anyone's. Refuses
+    /// ([`StoreError::Corrupt`]) a file whose header is not a whole SQLite
+    /// database. Both checks are cheap (every hook opens the store); SQLite's
+    /// own checks are [`Store::quick_check`] and [`Store::integrity_check`].
     pub fn open(data_dir: &Path) -> Result<Store> {
         create_data_dir(data_dir)?;
         let path = data_dir.join(DB_FILE);
         create_db_file(&path)?;
+        trust::check_db_files(&path)?;
+        make_db_private(&path)?;
+        trust::check_header(&path)?;
         let sqlite = |what| {
             let path = path.clone();
             move |source| StoreError::Sqlite { path, what, source }
@@ -143,9 +157,19 @@ impl Store {
         )
         .map_err(sqlite("keep the WAL on close"))?;
         conn.set_prepared_statement_cache_capacity(64);
-        let store = Store { conn, path };
+        let file_id = FileId::of(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            what: "inspect the database file",
+            source,
+        })?;
+        let store = Store {
+            conn,
+            path,
+            file_id,
+        };
         store.migrate()?;
         store.truncate_large_wal()?;
+        trust::tighten_sidecars(&store.path)?;
         Ok(store)
     }
 
@@ -333,7 +357,7 @@ fn create_data_dir(dir: &Path) -> Result<()> {
         }
     };
     match fs::metadata(dir) {
-        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(m) if m.is_dir() => return trust::check_data_dir(dir, &m),
         Ok(_) => {
             return Err(io("use as the data directory")(std::io::Error::new(
                 ErrorKind::AlreadyExists,
@@ -380,15 +404,31 @@ fn create_db_file(path: &Path) -> Result<()> {
                     "it exists and is not a regular file",
                 )));
             }
-            // A database others can read would leak the grants and the audit log.
-            if meta.permissions().mode() & 0o077 != 0 {
-                fs::set_permissions(path, fs::Permissions::from_mode(0o600))
-                    .map_err(io("restrict the database file to mode 0600"))?;
-            }
             Ok(())
         }
         Err(e) => Err(io("create the database file")(e)),
     }
+}
+
+/// A database others can read would leak the grants and the audit log: one
+/// that is ours and writable by nobody else ([`trust::check_db_files`]) but
+/// readable is made 0600.
+fn make_db_private(path: &Path) -> Result<()> {
+    let meta = fs::metadata(path).map_err(|source| StoreError::Io {
+        path: path.to_path_buf(),
+        what: "inspect the database file",
+        source,
+    })?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(|source| {
+            StoreError::Io {
+                path: path.to_path_buf(),
+                what: "restrict the database file to mode 0600",
+                source,
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Puts a fresh database in WAL mode (WAL is persistent: later opens find it).
