@@ -25,6 +25,44 @@ pub struct ServeArgs {
     /// reachable from the network: only behind something that authenticates.
     #[arg(long)]
     allow_non_loopback: bool,
+    /// Seconds a connection may take to send a request's head; idle and
+    /// half-open connections are closed after it.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    header_timeout: f64,
+    /// Seconds a request's body may take to arrive after its head.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds)]
+    body_timeout: f64,
+    /// Open connections at most (also kept within the open-file limit): past
+    /// it, a new connection closes the oldest idle one.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
+    /// `/v1/events` streams (approval UI tabs) at most.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    max_event_streams: usize,
+    /// Seconds between the store's `PRAGMA quick_check`s.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds)]
+    quick_check_every: f64,
+}
+
+/// A positive, finite number of seconds.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
+impl ServeArgs {
+    fn limits(&self) -> portcullis_server::conn::Limits {
+        use std::time::Duration;
+        portcullis_server::conn::Limits {
+            header_timeout: Duration::from_secs_f64(self.header_timeout),
+            body_timeout: Duration::from_secs_f64(self.body_timeout),
+            max_connections: self.max_connections,
+            max_event_streams: self.max_event_streams,
+            quick_check_every: Duration::from_secs_f64(self.quick_check_every),
+        }
+    }
 }
 
 /// The configuration layers for a call's working directory, read afresh.
@@ -95,6 +133,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             }),
             env,
             mcp,
+            limits: args.limits(),
         })?;
         let base = state.hosts.base_url();
         println!(

@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
 use axum::extract::{FromRequest, Path, Query, Request, State};
@@ -191,11 +192,13 @@ async fn run_decide(
         }
         Err(DecideError::Engine(why)) => {
             state.metrics.record(None, started.elapsed());
-            Err(ApiError::new(
+            let mut e = ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "engine-error",
                 format!("no decision could be made (treat as deny): {why}"),
-            ))
+            );
+            e.extra = Some(json!({"decision": "deny"}));
+            Err(e)
         }
     }
 }
@@ -425,8 +428,18 @@ async fn events(
     headers: HeaderMap,
 ) -> AppResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     state.auth.admin(&method, &headers)?;
+    let slot = EventSlot::take(&state).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too-many-event-streams",
+            format!(
+                "{} event streams are open already (the limit): close a tab of the approval UI",
+                state.limits.max_event_streams
+            ),
+        )
+    })?;
     let rx = state.events.subscribe();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+    let stream = futures_util::stream::unfold((rx, slot), |(mut rx, slot)| async move {
         let event = match rx.recv().await {
             Ok(ev) => Event::default()
                 .event(ev.kind)
@@ -438,13 +451,44 @@ async fn events(
             }
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
         };
-        Some((Ok(event), rx))
+        Some((Ok(event), (rx, slot)))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-async fn healthz() -> Response {
-    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
+/// One of the [`crate::conn::Limits::max_event_streams`] event streams,
+/// given back when the stream ends.
+struct EventSlot(Arc<AppState>);
+
+impl EventSlot {
+    fn take(state: &Arc<AppState>) -> Option<EventSlot> {
+        let max = state.limits.max_event_streams;
+        state
+            .event_streams
+            .fetch_update(SeqCst, SeqCst, |n| (n < max).then_some(n + 1))
+            .ok()
+            .map(|_| EventSlot(Arc::clone(state)))
+    }
+}
+
+impl Drop for EventSlot {
+    fn drop(&mut self) {
+        self.0.event_streams.fetch_sub(1, SeqCst);
+    }
+}
+
+/// 200 when decisions can be made; 503 naming why not (the database file
+/// deleted or replaced, a failed `quick_check`).
+async fn healthz(state: Shared) -> Response {
+    let version = env!("CARGO_PKG_VERSION");
+    match state.health.why_not_ready() {
+        None => Json(json!({"status": "ok", "version": version})).into_response(),
+        Some(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "not-ready", "why": why, "version": version})),
+        )
+            .into_response(),
+    }
 }
 
 async fn metrics(state: Shared) -> Response {

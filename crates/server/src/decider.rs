@@ -8,7 +8,14 @@
 //! call. Each call still sees the ones before it (a once grant is used once),
 //! and no answer leaves before its batch is committed — if the commit fails,
 //! every call of the batch gets an error (a deny at the front door).
+//!
+//! The thread outlives any one call: it runs on a [`STACK_SIZE`] stack (deep
+//! shell texts recurse deeply), a call whose decision panics is answered with
+//! an error while the rest of its batch goes on, and before each batch it
+//! asks [`Health`] whether the database is still the one it opened.
 
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc;
 
@@ -18,9 +25,14 @@ use portcullis_policy::ToolCall;
 use tokio::sync::oneshot;
 
 use crate::Judge;
+use crate::health::Health;
 
 /// The most calls decided under one commit.
 pub const MAX_BATCH: usize = 64;
+
+/// The decision thread's stack: analysis recurses over the shell text's
+/// nesting, and a stack overflow is not a panic (it aborts the process).
+pub const STACK_SIZE: usize = 64 * 1024 * 1024;
 
 /// Why a call got no decision.
 #[derive(Debug)]
@@ -45,11 +57,12 @@ pub struct Decider {
 
 impl Decider {
     /// Starts the thread; it ends when the `Decider` is dropped.
-    pub fn start(engine: Engine<FsPaths>) -> std::io::Result<Decider> {
+    pub fn start(engine: Engine<FsPaths>, health: Arc<Health>) -> std::io::Result<Decider> {
         let (queue, jobs) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("portcullis-decide".into())
-            .spawn(move || run(engine, jobs))?;
+            .stack_size(STACK_SIZE)
+            .spawn(move || run(engine, &health, jobs))?;
         Ok(Decider { queue })
     }
 
@@ -74,7 +87,16 @@ impl Decider {
     }
 }
 
-fn run(engine: Engine<FsPaths>, jobs: mpsc::Receiver<Job>) {
+/// What a panic said, for the error a caller gets.
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -83,16 +105,34 @@ fn run(engine: Engine<FsPaths>, jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        // Deciding against a deleted or replaced file would split the state
+        // (grants consumed where nobody else looks): refuse instead.
+        if let Some(why) = health.why_not_ready() {
+            for job in batch {
+                let _ = job.reply.send(Err(DecideError::Engine(why.clone())));
+            }
+            continue;
+        }
         let now = portcullis_store::unix_now();
         // A panic in one decision must not take the thread (and with it every
-        // later decision) down: the batch is rolled back and answered with errors.
-        let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // later decision) down: that call is answered with an error (its
+        // store operations rolled back with their savepoints), the others go
+        // on. A panic outside the calls rolls the batch back.
+        let decided = catch_unwind(AssertUnwindSafe(|| {
             engine.store.batch(|_| {
                 batch
                     .iter()
                     .map(|job| {
                         let j = &job.judge;
-                        engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
+                        catch_unwind(AssertUnwindSafe(|| {
+                            engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
+                        }))
+                        .map_err(|p| {
+                            format!(
+                                "deciding this call failed (a bug in portcullis: {})",
+                                panic_message(p.as_ref())
+                            )
+                        })
                     })
                     .collect::<Vec<_>>()
             })
@@ -105,10 +145,15 @@ fn run(engine: Engine<FsPaths>, jobs: mpsc::Receiver<Job>) {
         match decided {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
-                    let answer = outcome.map_err(|e| match e {
-                        EngineError::SessionConflict { sources } => DecideError::Conflict(sources),
-                        EngineError::Store(e) => DecideError::Engine(e.to_string()),
-                    });
+                    let answer = match outcome {
+                        Ok(decided) => decided.map_err(|e| match e {
+                            EngineError::SessionConflict { sources } => {
+                                DecideError::Conflict(sources)
+                            }
+                            EngineError::Store(e) => DecideError::Engine(e.to_string()),
+                        }),
+                        Err(panicked) => Err(DecideError::Engine(panicked)),
+                    };
                     // The caller may have gone (client hung up): nothing to do.
                     let _ = job.reply.send(answer);
                 }

@@ -5,19 +5,24 @@
 //! its own connection polls SQLite's `data_version` (a counter bumped by
 //! every other connection's commit — one cheap PRAGMA) and, when it moved,
 //! diffs pending requests and active grants against what it saw last.
+//!
+//! The same thread keeps [`Health`] current: `PRAGMA quick_check` every
+//! `check_every` (60 s by default), and a note on stderr the first time the
+//! database file is found deleted or replaced.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use portcullis_store::{Request, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use crate::health::Health;
 use crate::metrics::Metrics;
 
 /// How often the watcher looks at the store.
@@ -58,6 +63,8 @@ pub fn watch(
     data_dir: PathBuf,
     events: broadcast::Sender<ServerEvent>,
     metrics: Arc<Metrics>,
+    health: Arc<Health>,
+    check_every: Duration,
 ) -> std::io::Result<Watcher> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
@@ -69,8 +76,25 @@ pub fn watch(
         .name("portcullis-watch".into())
         .spawn(move || {
             let mut version = store.data_version().ok();
+            let mut checked = Instant::now();
+            let mut said_not_ready = false;
             while !stopped.load(Relaxed) {
                 std::thread::sleep(POLL);
+                if checked.elapsed() >= check_every {
+                    checked = Instant::now();
+                    health.record_check(store.quick_check().map_err(|e| e.to_string()));
+                }
+                match health.why_not_ready() {
+                    Some(why) if !said_not_ready => {
+                        said_not_ready = true;
+                        eprintln!("portcullis: error: not ready, every decision is refused: {why}");
+                    }
+                    None if said_not_ready => {
+                        said_not_ready = false;
+                        eprintln!("portcullis: ready again");
+                    }
+                    _ => {}
+                }
                 let now = store.data_version().ok();
                 if now.is_some() && now == version {
                     continue;

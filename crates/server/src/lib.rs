@@ -8,13 +8,17 @@
 //!
 //! Layout: [`api`] (JSON handlers), [`ui`] (server-rendered pages, assets
 //! embedded), [`auth`] (Host/Origin checks, login token, CSRF), [`events`]
-//! (the store watcher behind Server-Sent Events), [`metrics`] (Prometheus).
+//! (the store watcher behind Server-Sent Events), [`metrics`] (Prometheus),
+//! [`conn`] (the connection loop and its limits), [`health`] (whether
+//! decisions can be made).
 
 pub mod api;
 pub mod auth;
+pub mod conn;
 pub mod decider;
 pub mod error;
 pub mod events;
+pub mod health;
 pub mod mcp;
 pub mod metrics;
 pub mod ui;
@@ -22,6 +26,7 @@ pub mod ui;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -32,11 +37,12 @@ use axum::response::{IntoResponse, Response};
 use portcullis_engine::Engine;
 use portcullis_paths::{Environment, FsPaths, Scopes};
 use portcullis_policy::Policy;
-use portcullis_store::Store;
+use portcullis_store::{Integrity, Store};
 use tokio::sync::broadcast;
 
 use crate::auth::{Auth, Hosts};
 use crate::events::{ServerEvent, Watcher};
+use crate::health::Health;
 use crate::metrics::Metrics;
 
 /// The largest request body accepted (a tool call with its input).
@@ -110,6 +116,11 @@ pub struct AppState {
     pub data_dir: PathBuf,
     /// MCP servers served over HTTP at `/s/{session}/mcp/{name}`.
     pub mcp: mcp::McpFront,
+    /// Whether decisions can be made (`/healthz`).
+    pub health: Arc<Health>,
+    pub limits: conn::Limits,
+    /// `/v1/events` streams open now.
+    pub event_streams: AtomicUsize,
     env: Environment,
     _watcher: Watcher,
 }
@@ -140,6 +151,12 @@ pub enum StartError {
     Watcher(std::io::Error),
     #[error("starting the decision thread: {0}")]
     Decider(std::io::Error),
+    #[error(
+        "the database in {} is damaged ({why}): move {} away (a new one is made) or restore it from a backup",
+        dir.display(),
+        dir.join(portcullis_store::DB_FILE).display()
+    )]
+    Damaged { dir: PathBuf, why: String },
 }
 
 /// Everything a server needs.
@@ -151,6 +168,8 @@ pub struct Options {
     pub env: Environment,
     /// `[[mcp.servers]]` and the policy and directory their calls are judged in.
     pub mcp: mcp::McpConfig,
+    /// Timeouts and caps.
+    pub limits: conn::Limits,
 }
 
 /// The state of a server, plus whether its login token was just created.
@@ -162,15 +181,39 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         })
     };
     let store = open()?;
+    // A damaged store is refused at start (it is checked again on a timer).
+    match store.quick_check() {
+        Ok(Integrity::Ok) => {}
+        Ok(damage) => {
+            return Err(StartError::Damaged {
+                dir: opts.data_dir.clone(),
+                why: format!("PRAGMA quick_check: {damage}"),
+            });
+        }
+        Err(source) => {
+            return Err(StartError::Store {
+                dir: opts.data_dir.clone(),
+                source: Box::new(source),
+            });
+        }
+    }
+    let health = Arc::new(Health::of(&store));
     let admin_store = open()?;
     let (auth, created) = Auth::load_or_create(&opts.data_dir)?;
     let default_facts = FsPaths::new(&Scopes::default(), &opts.env);
     let engine = Engine::new(store, Policy::default(), default_facts);
-    let decider = decider::Decider::start(engine).map_err(StartError::Decider)?;
+    let decider =
+        decider::Decider::start(engine, Arc::clone(&health)).map_err(StartError::Decider)?;
     let (events, _) = broadcast::channel(1024);
     let metrics = Arc::new(Metrics::default());
-    let watcher = events::watch(opts.data_dir.clone(), events.clone(), Arc::clone(&metrics))
-        .map_err(StartError::Watcher)?;
+    let watcher = events::watch(
+        opts.data_dir.clone(),
+        events.clone(),
+        Arc::clone(&metrics),
+        Arc::clone(&health),
+        opts.limits.quick_check_every,
+    )
+    .map_err(StartError::Watcher)?;
     let state = AppState {
         decider,
         store: Mutex::new(admin_store),
@@ -180,6 +223,9 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
             entries: Mutex::new(HashMap::new()),
         },
         mcp: mcp::McpFront::new(opts.mcp),
+        health,
+        limits: opts.limits,
+        event_streams: AtomicUsize::new(0),
         env: opts.env,
         auth,
         hosts: Hosts::for_addr(opts.addr),
@@ -235,13 +281,12 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
     res
 }
 
-/// Serves on `listener` until the future completes (or forever).
+/// Serves on `listener` until the future completes (or forever), within
+/// the state's [`conn::Limits`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    conn::serve(listener, state, shutdown).await
 }

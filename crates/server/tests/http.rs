@@ -26,6 +26,10 @@ struct Fx {
 
 impl Fx {
     fn new() -> Fx {
+        Fx::with_limits(Default::default())
+    }
+
+    fn with_limits(limits: portcullis_server::conn::Limits) -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(work.join(".git")).unwrap();
@@ -43,6 +47,7 @@ impl Fx {
             policy: Box::new(Policy::default()),
             env,
             mcp: Default::default(),
+            limits,
         })
         .unwrap();
         assert!(created, "a fresh data dir makes a login token");
@@ -922,4 +927,115 @@ async fn changed_tool_definitions_are_shown_as_a_diff_and_approved_in_the_ui() {
         (status, body["code"].as_str()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid"))
     );
+}
+
+/// Shell texts that nest ten thousand deep: whatever the analysis makes of
+/// them, the decision thread answers (a decision, or an error that is a
+/// deny) and goes on deciding.
+#[tokio::test]
+async fn pathological_texts_never_stop_the_decision_thread() {
+    let fx = Fx::new();
+    let texts = [
+        format!("[[ {}a ]]", "! ".repeat(10_000)),
+        format!("echo {}1{}", "$[".repeat(10_000), "]".repeat(10_000)),
+        format!("echo {}x{}", "$(".repeat(10_000), ")".repeat(10_000)),
+        format!("{}true{}", "( ".repeat(10_000), " )".repeat(10_000)),
+    ];
+    for text in &texts {
+        let req = fx.post_json(
+            "/v1/decide",
+            &json!({"tool": "Bash", "origin": "core", "input": {"command": text}, "cwd": fx.work}),
+        );
+        let (status, body, _) = fx.send(req).await;
+        match status {
+            StatusCode::OK => assert_ne!(body["decision"], "allow", "{body}"),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert_eq!(body["code"], "engine-error", "{body}");
+                assert_eq!(body["decision"], "deny", "{body}");
+            }
+            other => panic!("{other}: {body}"),
+        }
+        let (status, _, _) = fx
+            .send(fx.get("/healthz").body(Body::empty()).unwrap())
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let req = fx.post_json(
+            "/v1/decide",
+            &json!({"tool": "Bash", "origin": "core", "input": {"command": "git status"}, "cwd": fx.work}),
+        );
+        let (status, body, _) = fx.send(req).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["decision"], "allow", "{body}");
+    }
+}
+
+/// The database deleted (or replaced) under the running server: it stops
+/// deciding (a deny) and says it is not ready, rather than writing grants
+/// and audit rows to a file nobody else sees.
+#[tokio::test]
+async fn a_deleted_database_makes_the_server_not_ready_and_deny() {
+    let fx = Fx::new();
+    let call = json!({"tool": "Bash", "origin": "core", "input": {"command": "git status"}, "cwd": fx.work});
+    let (status, _, _) = fx.send(fx.post_json("/v1/decide", &call)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    std::fs::remove_file(fx.dir.path().join("data/portcullis.db")).unwrap();
+    let (status, body, _) = fx
+        .send(fx.get("/healthz").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["status"], "not-ready", "{body}");
+    assert!(
+        body["why"].as_str().unwrap().contains("was deleted"),
+        "{body}"
+    );
+    let (status, body, _) = fx.send(fx.post_json("/v1/decide", &call)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["decision"], "deny", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("was deleted"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_replaced_database_makes_the_server_not_ready() {
+    let fx = Fx::new();
+    let db = fx.dir.path().join("data/portcullis.db");
+    let copy = fx.dir.path().join("data/copy.db");
+    std::fs::copy(&db, &copy).unwrap();
+    std::fs::rename(&copy, &db).unwrap();
+    let (status, body, _) = fx
+        .send(fx.get("/healthz").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body["why"].as_str().unwrap().contains("replaced"), "{body}");
+}
+
+#[tokio::test]
+async fn event_streams_are_capped() {
+    let fx = Fx::with_limits(portcullis_server::conn::Limits {
+        max_event_streams: 2,
+        ..Default::default()
+    });
+    let open = || async {
+        portcullis_server::router(Arc::clone(&fx.state))
+            .oneshot(fx.admin_get("/v1/events"))
+            .await
+            .unwrap()
+    };
+    let a = open().await;
+    let b = open().await;
+    assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
+    let c = open().await;
+    assert_eq!(c.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = c.into_body().collect().await.unwrap().to_bytes();
+    assert!(
+        String::from_utf8_lossy(&body).contains("too-many-event-streams"),
+        "{body:?}"
+    );
+    // A closed stream gives its place back.
+    drop(a);
+    assert_eq!(open().await.status(), StatusCode::OK);
+    drop(b);
 }
