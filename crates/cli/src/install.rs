@@ -828,9 +828,10 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
     let failed = checks
         .iter()
         .any(|c| matches!(c.status, "broken" | "unreadable"));
+    let store = crate::state::doctor_store();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let report = json!({"ok": !failed, "checks": checks});
+        let report = json!({"ok": !failed && store.ok(), "checks": checks, "store": store});
         writeln!(out, "{report}")?;
     } else {
         for c in &checks {
@@ -860,6 +861,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
                 }
             }
         }
+        writeln!(out, "{}", store.line())?;
         if failed {
             writeln!(
                 out,
@@ -867,7 +869,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    Ok(if failed {
+    Ok(if failed || !store.ok() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

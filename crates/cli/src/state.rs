@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use portcullis_store::{
-    AgentKind, AuditCheck, GrantScope, GrantTarget, NewGrant, NewSession, Op, Resolution, Store,
+    AgentKind, AuditCheck, GrantScope, GrantTarget, Integrity, NewGrant, NewSession, Op,
+    Resolution, Store,
 };
 use serde::Serialize;
 
@@ -363,7 +364,8 @@ pub enum AuditCmd {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Check the hash chain: exit 0 when it holds, 1 and the first bad row otherwise.
+    /// Check the database (`PRAGMA integrity_check`) and the hash chain: exit
+    /// 0 when both hold, 1 and what is wrong otherwise.
     Verify {
         #[command(flatten)]
         store: StoreArgs,
@@ -397,9 +399,24 @@ pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
                     .collect()
             })?;
         }
-        AuditCmd::Verify { store } => {
-            let check = store.open()?.verify_audit()?;
-            print(store, &check, || match &check {
+        AuditCmd::Verify { store: args } => {
+            let store = args.open()?;
+            // A damaged file can hold an intact-looking chain (or lose rows
+            // the chain cannot see): SQLite's full check comes first.
+            let integrity = store.integrity_check()?;
+            if let Integrity::Damaged { .. } = &integrity {
+                print(args, &integrity, || {
+                    format!(
+                        "database {} is damaged, so its audit log cannot be trusted \
+                         (PRAGMA integrity_check): {}\nrestore it from a backup\n",
+                        store.path().display(),
+                        integrity.to_string().trim_start_matches("damaged: ")
+                    )
+                })?;
+                return Ok(ExitCode::from(1));
+            }
+            let check = store.verify_audit()?;
+            print(args, &check, || match &check {
                 AuditCheck::Intact { rows } => format!("audit chain intact ({rows} rows)\n"),
                 AuditCheck::Broken { row, why } => {
                     format!("audit chain broken at row {row}: {why}\n")
@@ -419,4 +436,60 @@ pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `doctor`'s look at the store in the default data directory: trusted
+/// (ours, writable by nobody else), openable, and `PRAGMA quick_check` clean.
+#[derive(Serialize)]
+pub struct StoreCheck {
+    /// `ok`, `not-created`, `refused` or `damaged`.
+    pub status: &'static str,
+    pub dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+impl StoreCheck {
+    pub fn ok(&self) -> bool {
+        matches!(self.status, "ok" | "not-created")
+    }
+
+    /// One line of `doctor`'s report.
+    pub fn line(&self) -> String {
+        let head = format!("{:<11} {:<7}", "store", "");
+        match (self.status, &self.problem) {
+            ("ok", _) => format!("{head} ok {}", self.dir),
+            ("not-created", _) => format!("{head} not created yet ({})", self.dir),
+            (status, problem) => format!(
+                "{head} {} {}: {}",
+                status.to_uppercase(),
+                self.dir,
+                problem.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
+pub fn doctor_store() -> StoreCheck {
+    let dir = portcullis_store::default_data_dir();
+    let check = |status, problem| StoreCheck {
+        status,
+        dir: dir.display().to_string(),
+        problem,
+    };
+    // Never create a store just to look at it.
+    if !dir.join(portcullis_store::DB_FILE).exists() {
+        return check("not-created", None);
+    }
+    match Store::open(&dir).and_then(|s| s.quick_check()) {
+        Ok(Integrity::Ok) => check("ok", None),
+        Ok(damage) => check(
+            "damaged",
+            Some(format!(
+                "PRAGMA quick_check: {damage}; restore {} from a backup",
+                portcullis_store::DB_FILE
+            )),
+        ),
+        Err(e) => check("refused", Some(e.to_string())),
+    }
 }
