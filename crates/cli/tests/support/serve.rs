@@ -44,6 +44,16 @@ impl Served {
 
     /// Starts with more configuration, made from the world's root directory.
     pub fn start_with(extra: impl FnOnce(&Path) -> String) -> Served {
+        Served::start_opts(extra, &[], None)
+    }
+
+    /// Starts with more configuration, more `serve` arguments, and (when
+    /// `nofile` is set) that open-file limit (`ulimit -n`) for the server.
+    pub fn start_opts(
+        extra: impl FnOnce(&Path) -> String,
+        args: &[&str],
+        nofile: Option<u64>,
+    ) -> Served {
         let root = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(root.path()).unwrap();
         let work = base.join("work");
@@ -61,8 +71,25 @@ impl Served {
             ),
         )
         .unwrap();
-        let mut child = Served::command_in(&base)
+        let mut command = Served::command_in(&base);
+        if let Some(n) = nofile {
+            // `sh` sets the limit, then becomes portcullis (which becomes the daemon).
+            let inner = command;
+            command = Command::new("/bin/sh");
+            command.env_clear();
+            for (k, v) in inner.get_envs() {
+                if let Some(v) = v {
+                    command.env(k, v);
+                }
+            }
+            command
+                .arg("-c")
+                .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                .arg(inner.get_program());
+        }
+        let mut child = command
             .arg("serve")
+            .args(args)
             .current_dir(&work)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
