@@ -82,7 +82,14 @@ pub fn watch(
                 std::thread::sleep(POLL);
                 if checked.elapsed() >= check_every {
                     checked = Instant::now();
-                    health.record_check(store.quick_check().map_err(|e| e.to_string()));
+                    // A fresh connection: it reads the file, not pages this
+                    // one cached, and its open checks the files' owners and
+                    // modes again. Not once the file is gone (the open would
+                    // make a new one; health says why already).
+                    if store.check_file().is_ok() {
+                        let check = Store::open(&data_dir).and_then(|fresh| fresh.quick_check());
+                        health.record_check(check.map_err(|e| e.to_string()));
+                    }
                 }
                 match health.why_not_ready() {
                     Some(why) if !said_not_ready => {

@@ -1039,3 +1039,49 @@ async fn event_streams_are_capped() {
     assert_eq!(open().await.status(), StatusCode::OK);
     drop(b);
 }
+
+/// Damage found by the daemon's timed `PRAGMA quick_check`: not ready, and
+/// decisions are denied.
+#[tokio::test]
+async fn damage_found_by_the_timed_quick_check_makes_the_server_not_ready() {
+    use std::io::{Seek, SeekFrom, Write};
+    let fx = Fx::with_limits(portcullis_server::conn::Limits {
+        quick_check_every: Duration::from_millis(100),
+        ..Default::default()
+    });
+    for i in 0..100 {
+        fx.session(&format!("s{i}")).await;
+    }
+    let db = fx.dir.path().join("data/portcullis.db");
+    let raw = rusqlite::Connection::open(&db).unwrap();
+    raw.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let page: i64 = raw.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    drop(raw);
+    let page = page as u64;
+    let mut f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    f.seek(SeekFrom::Start(page)).unwrap();
+    f.write_all(&(0..4 * page).map(|i| (i * 7 + 1) as u8).collect::<Vec<_>>())
+        .unwrap();
+    drop(f);
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let body = loop {
+        let (status, body, _) = fx
+            .send(fx.get("/healthz").body(Body::empty()).unwrap())
+            .await;
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            break body;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        body["why"].as_str().unwrap().contains("quick_check"),
+        "{body}"
+    );
+    let call = json!({"tool": "Bash", "origin": "core", "input": {"command": "git status"}, "cwd": fx.work});
+    let (status, body, _) = fx.send(fx.post_json("/v1/decide", &call)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["decision"], "deny", "{body}");
+}
