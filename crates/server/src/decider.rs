@@ -125,6 +125,10 @@ fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
                     .map(|job| {
                         let j = &job.judge;
                         catch_unwind(AssertUnwindSafe(|| {
+                            #[cfg(test)]
+                            if job.call.tool.name == tests::PANIC_TOOL {
+                                panic!("a test asked for a panic");
+                            }
                             engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
                         }))
                         .map_err(|p| {
@@ -164,6 +168,68 @@ fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
                     let _ = job.reply.send(Err(DecideError::Engine(why.clone())));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use portcullis_paths::{Environment, Scopes};
+    use portcullis_policy::{Origin, Policy, ToolRef};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A call by this tool name panics inside the decision (tests only).
+    pub const PANIC_TOOL: &str = "test-panics-here";
+
+    fn call(tool: &str, dir: &std::path::Path) -> ToolCall {
+        ToolCall {
+            tool: ToolRef {
+                name: tool.into(),
+                origin: Origin::Core,
+                server: None,
+                manifest: None,
+            },
+            input: json!({"command": "git status"}),
+            cwd: dir.display().to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_decision_is_an_error_and_the_thread_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = portcullis_store::Store::open(&dir.path().join("data")).unwrap();
+        let health = Arc::new(Health::of(&store));
+        let env = Environment {
+            home: dir.path().display().to_string(),
+            config_dir: dir.path().join("config").display().to_string(),
+            data_dir: dir.path().join("data").display().to_string(),
+        };
+        let facts = || FsPaths::new(&Scopes::default(), &env);
+        let engine = Engine::new(store, Policy::default(), facts());
+        let decider = Decider::start(engine, health).unwrap();
+        let judge = Arc::new(Judge {
+            policy: Policy::default(),
+            facts: facts(),
+        });
+        let decide = |tool: &str| {
+            decider.decide(
+                Arc::clone(&judge),
+                call(tool, dir.path()),
+                CallContext::default(),
+            )
+        };
+        // In one batch: the panicking call fails alone.
+        let (bad, good) = tokio::join!(decide(PANIC_TOOL), decide("Bash"));
+        match bad {
+            Err(DecideError::Engine(why)) => assert!(why.contains("a bug in portcullis"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(good.is_ok(), "{good:?}");
+        for _ in 0..3 {
+            assert!(decide(PANIC_TOOL).await.is_err());
+            assert!(decide("Bash").await.is_ok());
         }
     }
 }
