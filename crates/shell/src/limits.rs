@@ -11,7 +11,8 @@ pub struct Limits {
     /// commands each add one level.
     pub max_depth: u32,
     /// Deepest nesting of brackets and keyword blocks accepted before parsing
-    /// (`((((…`, `$($($(…`, `if … if … fi fi`): the parser recurses per level,
+    /// (`((((…`, `$($($(…`, `$[$[…`, `[[ ( ( …`, `${x:-${y:-…`, `if … if … fi fi`):
+    /// the parser recurses per level,
     /// so this bounds its stack use (a debug build overflows a 2 MiB thread
     /// at about 100 nested `if`s).
     pub max_bracket_depth: u32,
@@ -19,6 +20,18 @@ pub struct Limits {
     pub max_nodes: usize,
     /// Most commands reported.
     pub max_commands: usize,
+    /// Most operators that build nested syntax trees (`&&` and `||`, `!` as a
+    /// word) in one text: inside `[[ ]]` each adds a level to the tree the
+    /// parser builds, the walker visits and the tree's drop recurses through.
+    pub max_operators: usize,
+    /// Most bytes of text read in all, counting each re-reading of nested
+    /// scripts (`eval`, `sh -c`, substitutions) and words: the bound on the
+    /// analysis' time. A multiple of `max_bytes`, so any text within the size
+    /// limit with ordinary nesting fits.
+    pub max_work: usize,
+    /// Least stack the walker keeps free before it descends further; below
+    /// it the part is opaque (a construct nobody bounded degrades, not aborts).
+    pub min_stack: usize,
 }
 
 impl Limits {
@@ -28,6 +41,9 @@ impl Limits {
         max_bracket_depth: 32,
         max_nodes: 50_000,
         max_commands: 2_000,
+        max_operators: 1_000,
+        max_work: 32 * 256 * 1024,
+        min_stack: 256 * 1024,
     };
 }
 

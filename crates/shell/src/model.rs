@@ -307,6 +307,9 @@ pub enum OpaqueReason {
     NodeLimit,
     /// More commands than the command limit.
     CommandLimit,
+    /// The analysis ran past its work budget (text re-read through nested
+    /// scripts, words, operators) or its stack budget: it stopped there.
+    WorkLimit,
 }
 
 impl OpaqueReason {
@@ -324,6 +327,7 @@ impl OpaqueReason {
             OpaqueReason::SizeLimit => "size-limit",
             OpaqueReason::DepthLimit => "depth-limit",
             OpaqueReason::NodeLimit => "node-limit",
+            OpaqueReason::WorkLimit => "work-limit",
             OpaqueReason::CommandLimit => "command-limit",
         }
     }

@@ -41,6 +41,8 @@ pub(crate) struct Walker<'l> {
     opts: ParserOptions,
     out: Analysis,
     nodes: usize,
+    /// Bytes of text read so far, re-readings included (`Limits::max_work`).
+    work: usize,
     stopped: bool,
     /// Variables known to hold plain values (safe to read in arithmetic).
     plain_vars: HashSet<String>,
@@ -60,6 +62,7 @@ impl<'l> Walker<'l> {
             opts: word::parser_options(),
             out: Analysis::default(),
             nodes: 0,
+            work: 0,
             stopped: false,
             plain_vars: HashSet::new(),
             cwd: RunsIn::Caller,
@@ -159,7 +162,7 @@ impl<'l> Walker<'l> {
 
     /// Counts a syntax node; false once the node limit is passed.
     fn tick(&mut self) -> bool {
-        if self.stopped {
+        if self.stopped || !self.stack_ok() {
             return false;
         }
         self.nodes += 1;
@@ -172,6 +175,44 @@ impl<'l> Walker<'l> {
             return false;
         }
         true
+    }
+
+    /// Counts `bytes` of text read (re-readings included); false, and the
+    /// walk stops with a `work-limit` part, once the work budget is spent.
+    fn spend(&mut self, bytes: usize) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.work = self.work.saturating_add(bytes);
+        if self.work > self.limits.max_work {
+            self.stopped = true;
+            self.opaque(
+                OpaqueReason::WorkLimit,
+                format!(
+                    "more than {} bytes of text read through nested scripts and words",
+                    self.limits.max_work
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// The last line of defence against deep recursion that no limit above
+    /// bounded: below `Limits::min_stack` free bytes the walk stops with a
+    /// `work-limit` part instead of overflowing the stack.
+    fn stack_ok(&mut self) -> bool {
+        match stacker::remaining_stack() {
+            Some(left) if left < self.limits.min_stack => {
+                self.stopped = true;
+                self.opaque(
+                    OpaqueReason::WorkLimit,
+                    "nesting too deep for the analysis' stack".to_string(),
+                );
+                false
+            }
+            _ => true,
+        }
     }
 
     fn depth_ok(&mut self, depth: u32, what: &str) -> bool {
@@ -189,15 +230,34 @@ impl<'l> Walker<'l> {
 
     /// Parses and walks shell text (the whole input, or a nested script).
     fn text(&mut self, text: &str, via: Via, depth: u32) {
-        if self.stopped || !self.depth_ok(depth, text) {
+        // The parser's recursion cannot be instrumented: the scan below bounds
+        // it, and it always starts with room to spare on the stack.
+        stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || {
+            self.text_on_stack(text, via, depth)
+        });
+    }
+
+    fn text_on_stack(&mut self, text: &str, via: Via, depth: u32) {
+        if self.stopped || !self.depth_ok(depth, text) || !self.spend(text.len()) {
             return;
         }
-        if nesting_depth(text) > self.limits.max_bracket_depth {
+        let shape = Shape::of(text);
+        if shape.depth > self.limits.max_bracket_depth {
             self.opaque(
                 OpaqueReason::DepthLimit,
                 format!(
                     "brackets nested deeper than {}: {text}",
                     self.limits.max_bracket_depth
+                ),
+            );
+            return;
+        }
+        if shape.operators > self.limits.max_operators {
+            self.opaque(
+                OpaqueReason::WorkLimit,
+                format!(
+                    "more than {} `&&`, `||` and `!` operators: {text}",
+                    self.limits.max_operators
                 ),
             );
             return;
@@ -398,6 +458,9 @@ impl<'l> Walker<'l> {
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: u32) {
         use ast::ExtendedTestExpr as T;
+        if !self.tick() {
+            return;
+        }
         match e {
             T::And(a, b) | T::Or(a, b) => {
                 self.extended_test(a, depth);
@@ -440,6 +503,7 @@ impl<'l> Walker<'l> {
     /// Normalises a word and analyses the code it carries.
     fn word(&mut self, raw: &str, depth: u32) -> Word {
         self.tick();
+        self.spend(raw.len());
         let w = word::normalize(raw, &self.opts);
         self.nested(&w.nested, depth);
         w
@@ -465,6 +529,9 @@ impl<'l> Walker<'l> {
     /// An arithmetic context: its substitutions run, and names it reads must
     /// hold plain values.
     fn arith(&mut self, expr: &str, depth: u32) {
+        if !self.spend(expr.len()) {
+            return;
+        }
         let w = word::normalize(expr, &self.opts);
         self.nested(&w.nested, depth);
         let bad = arith::unsafe_names(expr, &self.plain_vars);
@@ -1636,39 +1703,79 @@ fn shorten(mut s: String) -> String {
     s
 }
 
-/// The deepest nesting of brackets (`(`, `{`) and keyword blocks (`if … fi`,
-/// `case … esac`, `do … done`) in the text, ignoring quotes: a cheap bound
-/// taken before the recursive parser runs, whose stack grows with each level.
-fn nesting_depth(text: &str) -> u32 {
-    // Separate counters, so that a case pattern's lone `)` cannot cancel a
-    // keyword level: [parentheses, braces, keyword blocks].
-    let mut open = [0i64; 3];
-    let mut max = 0i64;
-    let mut word = String::new();
-    let bump = |open: &mut [i64; 3], kind: usize, delta: i64, max: &mut i64| {
-        open[kind] = (open[kind] + delta).max(0);
-        *max = (*max).max(open.iter().sum());
-    };
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_alphabetic() {
-            word.push(c);
-            continue;
+/// Stack kept free when the parser starts, and the size of a new stack
+/// segment when less is left: the parser's recursion, bounded by the scan in
+/// [`Shape`], fits in far less (≈20 KiB per level in a debug build).
+const PARSE_RED_ZONE: usize = 2 * 1024 * 1024;
+const PARSE_STACK: usize = 16 * 1024 * 1024;
+
+/// What a text's structure costs the parser and the walker, read in one
+/// linear pass before parsing: every construct they recurse on is counted.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Shape {
+    /// Deepest nesting of brackets — `(`, `{`, `[` (so `$(`, `$((`, `((`,
+    /// `${`, `$[`, `[[`, subscripts) — and keyword blocks (`if`, `case`, `do`).
+    depth: u32,
+    /// `&&`, `||` and `!` as a word: inside `[[ ]]` each one is a level of
+    /// the test's syntax tree.
+    operators: usize,
+}
+
+impl Shape {
+    fn of(text: &str) -> Shape {
+        // Separate counters, so that a case pattern's lone `)` cannot cancel a
+        // keyword level: [parentheses, braces, square brackets, keyword blocks].
+        // Quotes are not followed: counting quoted brackets too only over-counts.
+        let mut open = [0i64; 4];
+        let mut max = 0i64;
+        let mut operators = 0usize;
+        let mut word_start = 0usize;
+        let mut in_word = false;
+        let bytes = text.as_bytes();
+        let bump = |open: &mut [i64; 4], kind: usize, delta: i64, max: &mut i64| {
+            open[kind] = (open[kind] + delta).max(0);
+            *max = (*max).max(open.iter().sum());
+        };
+        for i in 0..=bytes.len() {
+            let c = bytes.get(i).copied().unwrap_or(b' ');
+            if c.is_ascii_alphabetic() {
+                if !in_word {
+                    in_word = true;
+                    word_start = i;
+                }
+                continue;
+            }
+            if in_word {
+                in_word = false;
+                match &bytes[word_start..i] {
+                    b"if" | b"case" | b"do" => bump(&mut open, 3, 1, &mut max),
+                    b"fi" | b"esac" | b"done" => bump(&mut open, 3, -1, &mut max),
+                    _ => {}
+                }
+            }
+            let prev = if i == 0 { b' ' } else { bytes[i - 1] };
+            let next = bytes.get(i + 1).copied().unwrap_or(b' ');
+            match c {
+                b'(' => bump(&mut open, 0, 1, &mut max),
+                b')' => bump(&mut open, 0, -1, &mut max),
+                b'{' => bump(&mut open, 1, 1, &mut max),
+                b'}' => bump(&mut open, 1, -1, &mut max),
+                b'[' => bump(&mut open, 2, 1, &mut max),
+                b']' => bump(&mut open, 2, -1, &mut max),
+                b'&' | b'|' if next == c && prev != c => operators += 1,
+                b'!' if is_blank_or_start(prev) && is_blank_or_start(next) => operators += 1,
+                _ => {}
+            }
         }
-        match word.as_str() {
-            "if" | "case" | "do" => bump(&mut open, 2, 1, &mut max),
-            "fi" | "esac" | "done" => bump(&mut open, 2, -1, &mut max),
-            _ => {}
-        }
-        word.clear();
-        match c {
-            '(' => bump(&mut open, 0, 1, &mut max),
-            ')' => bump(&mut open, 0, -1, &mut max),
-            '{' => bump(&mut open, 1, 1, &mut max),
-            '}' => bump(&mut open, 1, -1, &mut max),
-            _ => {}
+        Shape {
+            depth: u32::try_from(max).unwrap_or(u32::MAX),
+            operators,
         }
     }
-    max as u32
+}
+
+fn is_blank_or_start(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'(' | b';')
 }
 
 /// Finds bash 5.3's `${ cmd; }` / `${| cmd; }` (a `${` followed by a blank or `|`).
@@ -1693,15 +1800,28 @@ mod tests {
 
     #[test]
     fn nesting_counts_brackets_and_keyword_blocks() {
-        assert_eq!(nesting_depth("ls"), 0);
-        assert_eq!(nesting_depth("(($(id)))"), 3);
-        assert_eq!(nesting_depth("if a; then if b; then c; fi; fi"), 2);
+        let depth = |t: &str| Shape::of(t).depth;
+        assert_eq!(depth("ls"), 0);
+        assert_eq!(depth("(($(id)))"), 3);
+        assert_eq!(depth("if a; then if b; then c; fi; fi"), 2);
         // A case pattern's `)` does not close the `case`.
-        assert_eq!(
-            nesting_depth("case x in x) case y in y) id;; esac;; esac"),
-            2
-        );
-        assert_eq!(nesting_depth("for i in 1; do while x; do :; done; done"), 2);
+        assert_eq!(depth("case x in x) case y in y) id;; esac;; esac"), 2);
+        assert_eq!(depth("for i in 1; do while x; do :; done; done"), 2);
+        // Square brackets nest too: `$[` arithmetic, `[[ ]]`, subscripts.
+        assert_eq!(depth("echo $[$[$[1]]]"), 3);
+        assert_eq!(depth("[[ -n ${a[$[1]]} ]]"), 5);
+    }
+
+    #[test]
+    fn operators_count_every_level_a_test_can_nest() {
+        let ops = |t: &str| Shape::of(t).operators;
+        assert_eq!(ops("ls"), 0);
+        assert_eq!(ops("a && b || c"), 2);
+        assert_eq!(ops("[[ ! ! ! a ]]"), 3);
+        assert_eq!(ops("[[ a && a && a ]]"), 2);
+        // `!` inside a word, `|` and `&` alone are not nesting operators.
+        assert_eq!(ops("echo a!b | cat & wait; [[ !a ]]"), 0);
+        assert_eq!(ops("a &&& b"), 1);
     }
 
     #[test]

@@ -334,15 +334,25 @@ fn mutated_corpus() -> impl Strategy<Value = String> {
 }
 
 fn limits() -> impl Strategy<Value = Limits> {
-    (0usize..4096, 0u32..10, 0u32..64, 0usize..2000, 0usize..50).prop_map(
-        |(max_bytes, max_depth, max_bracket_depth, max_nodes, max_commands)| Limits {
-            max_bytes,
-            max_depth,
-            max_bracket_depth,
-            max_nodes,
-            max_commands,
-        },
+    (
+        (0usize..4096, 0u32..10, 0u32..64, 0usize..2000, 0usize..50),
+        (0usize..64, 0usize..16384),
     )
+        .prop_map(
+            |(
+                (max_bytes, max_depth, max_bracket_depth, max_nodes, max_commands),
+                (max_operators, max_work),
+            )| Limits {
+                max_bytes,
+                max_depth,
+                max_bracket_depth,
+                max_nodes,
+                max_commands,
+                max_operators,
+                max_work,
+                min_stack: Limits::DEFAULT.min_stack,
+            },
+        )
 }
 
 // ---------------------------------------------------------------------------
