@@ -42,6 +42,32 @@ impl Agent {
             Agent::Pi => "pi",
         }
     }
+
+    /// How long the agent waits for its hook before it gives up on it: the
+    /// timeout `portcullis install` writes into the agent's hook entry (Claude
+    /// Code, Codex: seconds; Gemini: milliseconds), the pi extension's own
+    /// limit, and for Cursor — whose hook timeout is not documented by a
+    /// primary source — a conservative guess. Past it Claude Code, Codex and
+    /// Gemini run the call, so every wait of the hook ends well before it
+    /// ([`Agent::hook_budget`]).
+    pub fn hook_timeout(self) -> std::time::Duration {
+        let secs = match self {
+            Agent::ClaudeCode | Agent::Codex => 600,
+            Agent::Gemini => 60,
+            Agent::Cursor => 30,
+            Agent::Pi => 120,
+        };
+        std::time::Duration::from_secs(secs)
+    }
+
+    /// The time the hook gives itself: its agent's timeout less a margin (a
+    /// tenth, at least five seconds) for the process to start and the agent
+    /// to read the answer. When it runs out the hook answers the refusal.
+    pub fn hook_budget(self) -> std::time::Duration {
+        let timeout = self.hook_timeout();
+        let margin = (timeout / 10).max(std::time::Duration::from_secs(5));
+        timeout.saturating_sub(margin)
+    }
 }
 
 impl std::str::FromStr for Agent {

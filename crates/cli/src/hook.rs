@@ -17,7 +17,10 @@ use portcullis_paths::{Environment, FsPaths, Scopes};
 use portcullis_policy::{Decision, Mode, OnAsk, Verdict};
 use portcullis_store::{AgentKind, NewSession, RequestStatus, Store};
 
-use crate::config_files;
+use crate::{config_files, guard};
+
+/// What a hold leaves of the hook's budget for judging again and answering.
+const HOLD_MARGIN: Duration = Duration::from_secs(2);
 
 #[derive(clap::Args)]
 pub struct HookArgs {
@@ -31,12 +34,36 @@ pub struct HookArgs {
     data_dir: Option<PathBuf>,
 }
 
+/// What the agent reads when judging failed in a way no code path could report.
+const FAILED: &str = "portcullis failed while judging this call and denies it";
+
 pub fn run(args: &HookArgs) -> ExitCode {
+    let agent = args.agent;
+    // The refusal is ready before anything can go wrong, and the watchdog
+    // answers it should anything take longer than the agent waits.
+    let budget = budget(agent);
+    let deadline = Instant::now() + budget;
+    guard::arm(&deny_reply(agent, "", FAILED));
+    guard::watchdog(budget);
     let mut input = Vec::new();
     let read = std::io::stdin().read_to_end(&mut input);
-    let agent = args.agent;
+    guard::arm(&deny_reply(agent, event_of(&input), FAILED));
+    guard::arm_timeout(&deny_reply(
+        agent,
+        event_of(&input),
+        &format!(
+            "portcullis ran out of time judging this call ({} ms, kept under {}'s {} s hook \
+             timeout) and denies it",
+            budget.as_millis(),
+            agent.as_str(),
+            agent.hook_timeout().as_secs()
+        ),
+    ));
     let outcome = match read {
-        Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(args, &input))),
+        Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            guard::inject_fault();
+            handle(args, &input, deadline)
+        })),
         Err(e) => Ok(Err(anyhow::anyhow!("reading the hook input: {e}"))),
     };
     let reply = match outcome {
@@ -46,13 +73,20 @@ pub fn run(args: &HookArgs) -> ExitCode {
             event_of(&input),
             &format!("portcullis could not judge this call and denies it: {e:#}"),
         ),
-        Err(_) => deny_reply(
-            agent,
-            event_of(&input),
-            "portcullis failed while judging this call and denies it",
-        ),
+        Err(_) => deny_reply(agent, event_of(&input), FAILED),
     };
     emit(&reply)
+}
+
+/// The hook's time budget: its agent's (`Agent::hook_budget`), or shorter
+/// with `PORTCULLIS_HOOK_BUDGET_MS` (never longer: a budget past the agent's
+/// own timeout would let the agent give up first and run the call).
+fn budget(agent: Agent) -> Duration {
+    let own = agent.hook_budget();
+    std::env::var("PORTCULLIS_HOOK_BUDGET_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(own, |ms| own.min(Duration::from_millis(ms)))
 }
 
 /// The event name, for replying in the right shape even to a payload that failed.
@@ -66,6 +100,13 @@ fn event_of(input: &[u8]) -> &'static str {
 }
 
 fn emit(r: &Reply) -> ExitCode {
+    if !guard::claim_answer() {
+        // The watchdog is writing the refusal and ends the process.
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let code = u8::try_from(r.exit).unwrap_or(2);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(r.stdout.as_bytes());
     if !r.stdout.is_empty() {
@@ -75,7 +116,8 @@ fn emit(r: &Reply) -> ExitCode {
     if !r.stderr.is_empty() {
         let _ = std::io::stderr().write_all(r.stderr.as_bytes());
     }
-    ExitCode::from(u8::try_from(r.exit).unwrap_or(2))
+    guard::answered(code);
+    ExitCode::from(code)
 }
 
 /// The default on-ask behaviour: the agent's own prompt where it can ask.
@@ -86,7 +128,7 @@ fn default_on_ask(agent: Agent) -> OnAsk {
     }
 }
 
-fn handle(args: &HookArgs, input: &[u8]) -> Result<Reply> {
+fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
     let hook = parse(args.agent, input)?;
     let cwd = std::fs::canonicalize(&hook.call.cwd)
         .map(|p| p.to_string_lossy().into_owned())
@@ -144,7 +186,13 @@ fn handle(args: &HookArgs, input: &[u8]) -> Result<Reply> {
         Verdict::Ask => match (on_ask, &outcome.request) {
             (OnAsk::Agent, _) if hook.can_ask => Answer::Ask(text),
             (OnAsk::Hold, Some(r)) => {
-                let timeout = Duration::from_secs(settings.hold_timeout_secs.unwrap_or(50));
+                // A person may take their time, but never past the agent's
+                // own hook timeout: the hold ends with room to answer.
+                let wanted = Duration::from_secs(settings.hold_timeout_secs.unwrap_or(50));
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .saturating_sub(HOLD_MARGIN);
+                let timeout = wanted.min(left);
                 match hold(&engine.store, r.id, timeout)? {
                     Some(RequestStatus::Approved) => {
                         // The approval made a grant: judge again (nothing ran meanwhile).

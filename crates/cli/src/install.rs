@@ -411,14 +411,10 @@ fn merge_matcher_groups(
             let Some(existing) = h.get("command").and_then(Json::as_str) else {
                 continue;
             };
-            if existing == command {
-                return Ok(Change::Unchanged);
-            }
-            if is_portcullis_hook(existing, agent) {
-                if let Some(c) = h.get_mut("command") {
-                    *c = jstr(&command);
-                }
-                return Ok(Change::Updated);
+            if existing == command || is_portcullis_hook(existing, agent) {
+                // Every field install writes (command, timeout, name) is brought
+                // up to date; the user's other fields are kept.
+                return Ok(update_fields(h, &handler));
             }
         }
     }
@@ -427,6 +423,40 @@ fn merge_matcher_groups(
         ("hooks", Json::Arr(vec![handler])),
     ]));
     Ok(Change::Added)
+}
+
+/// Sets each of `wanted`'s fields on the handler `h`: `Unchanged` when all
+/// already held.
+fn update_fields(h: &mut Json, wanted: &Json) -> Change {
+    let (Json::Obj(have), Json::Obj(want)) = (h, wanted) else {
+        return Change::Unchanged;
+    };
+    let mut change = Change::Unchanged;
+    for (key, value) in want {
+        match have.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) if v == value => {}
+            Some((_, v)) => {
+                *v = value.clone();
+                change = Change::Updated;
+            }
+            None => {
+                have.push((key.clone(), value.clone()));
+                change = Change::Updated;
+            }
+        }
+    }
+    change
+}
+
+/// The `timeout` field of an agent's hook entry, in the agent's unit: the
+/// agent's hook timeout the hook itself keeps under (`Agent::hook_timeout`).
+fn timeout_field(agent: Agent) -> Json {
+    let t = agent.hook_timeout();
+    let n = match agent {
+        Agent::Gemini => t.as_millis() as u64,
+        _ => t.as_secs(),
+    };
+    Json::Num(n.into())
 }
 
 /// Cursor: `{"version": 1, "hooks": {"<event>": [{"command": …}]}}`.
@@ -516,9 +546,14 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
         obj(&pairs)
     };
     let change = match agent {
-        Agent::ClaudeCode | Agent::Codex => {
-            merge_matcher_groups(&mut root, agent, "PreToolUse", "*", handler(&[]), file)?
-        }
+        Agent::ClaudeCode | Agent::Codex => merge_matcher_groups(
+            &mut root,
+            agent,
+            "PreToolUse",
+            "*",
+            handler(&[("timeout", timeout_field(agent))]),
+            file,
+        )?,
         Agent::Gemini => merge_matcher_groups(
             &mut root,
             agent,
@@ -526,7 +561,7 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
             ".*",
             handler(&[
                 ("name", jstr("portcullis")),
-                ("timeout", Json::Num(60000.into())),
+                ("timeout", timeout_field(agent)),
             ]),
             file,
         )?,
@@ -643,7 +678,7 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
         }
     }
     write_file(&file, &text)?;
-    let verb = match (change, old.is_some()) {
+    let verb = match (&change, old.is_some()) {
         (Change::Updated, _) => "updated the portcullis hook in",
         (_, true) => "added the portcullis hook to",
         (_, false) => "wrote",
@@ -672,6 +707,15 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
         )?,
     }
     writeln!(out, "{}", after_note(args.agent, scope))?;
+    if args.agent == Agent::Codex && change == Change::Updated {
+        // Codex keys its trust on a hash of the hook's command, timeout and
+        // matcher: a changed entry is a new, untrusted hook that Codex skips.
+        writeln!(
+            out,
+            "The hook entry changed, so Codex treats it as a new hook and skips it until it is \
+             trusted again: open /hooks in Codex and trust it. `portcullis doctor` fails until then."
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

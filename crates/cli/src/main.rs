@@ -2,11 +2,15 @@
 //! arrive, the engine). It translates arguments to calls and results to output;
 //! it decides nothing itself.
 
+#![deny(unsafe_code)]
+
 mod analyze;
 mod check;
 mod config_files;
 mod exit;
 mod export;
+#[allow(unsafe_code)]
+mod guard;
 mod hook;
 mod install;
 mod mcp;
@@ -87,13 +91,19 @@ fn daemon(subcommand: &str, args: &[std::ffi::OsString]) -> ExitCode {
         .args(args)
         .exec();
     eprintln!(
-        "portcullis: error: running {}: {err} (install portcullis-daemon beside portcullis)",
+        "portcullis: error: running {}: {err}\n\
+         portcullis {subcommand} runs portcullis-daemon from the directory of portcullis: \
+         `cargo build --release --locked` builds both, `cargo install --path crates/cli --locked` \
+         installs both",
         path.display()
     );
     ExitCode::from(1)
 }
 
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        return hook_main();
+    }
     let cli: Cli = match exit::parse() {
         Ok(cli) => cli,
         Err(code) => return code,
@@ -115,4 +125,40 @@ fn main() -> ExitCode {
         Commands::Audit(cmd) => state::audit(&cmd),
     };
     exit::report(result)
+}
+
+/// `portcullis hook AGENT`: whatever happens from the first instruction on —
+/// arguments that do not parse, a panic anywhere, an abort, a stack overflow
+/// — the agent reads a refusal in its own format (`guard`).
+fn hook_main() -> ExitCode {
+    let agent = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse::<portcullis_adapters::Agent>().ok());
+    // Until the agent is known, a refusal that Claude Code, Codex and Gemini
+    // all honour: their JSON deny on stdout, the reason on stderr, exit 2.
+    let agent_or_claude = agent.unwrap_or(portcullis_adapters::Agent::ClaudeCode);
+    guard::arm(&portcullis_adapters::deny_reply(
+        agent_or_claude,
+        "",
+        "portcullis could not start judging this call and denies it",
+    ));
+    // Panic messages would only add noise to the reason an agent reads.
+    std::panic::set_hook(Box::new(|_| {}));
+    let run = std::panic::catch_unwind(|| {
+        let cli = match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(err) => {
+                let _ = err.print();
+                if err.use_stderr() {
+                    guard::fire();
+                }
+                return ExitCode::SUCCESS; // --help
+            }
+        };
+        match cli.command {
+            Commands::Hook(args) => hook::run(&args),
+            _ => guard::fire(),
+        }
+    });
+    run.unwrap_or_else(|_| guard::fire())
 }

@@ -110,7 +110,7 @@ fn installs_into_an_empty_project() {
     let expected = format!(
         "{{\n  \"hooks\": {{\n    \"PreToolUse\": [\n      {{\n        \"matcher\": \"*\",\n        \
          \"hooks\": [\n          {{\n            \"type\": \"command\",\n            \
-         \"command\": {}\n          }}\n        ]\n      }}\n    ]\n  }}\n}}\n",
+         \"command\": {},\n            \"timeout\": 600\n          }}\n        ]\n      }}\n    ]\n  }}\n}}\n",
         serde_json::to_string(&hook("claude-code")).expect("string")
     );
     assert_eq!(read(&file), expected);
@@ -127,7 +127,7 @@ fn installs_into_an_empty_project() {
     assert_eq!(
         json_of(&env.proj.join(".codex/hooks.json")),
         json!({"hooks": {"PreToolUse": [{"matcher": "*",
-            "hooks": [{"type": "command", "command": hook("codex")}]}]}})
+            "hooks": [{"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
     );
 
     env.ok(&["install", "cursor", "--project"]);
@@ -235,7 +235,7 @@ fn merges_into_existing_settings_once_with_a_backup() {
     assert!(out.contains(".portcullis-backup"), "{out}");
     let ours = format!(
         "      }},\n      {{\n        \"matcher\": \"*\",\n        \"hooks\": [\n          {{\n            \
-         \"type\": \"command\",\n            \"command\": {}\n          }}\n        ]\n      }}\n    ],\n    \
+         \"type\": \"command\",\n            \"command\": {},\n            \"timeout\": 600\n          }}\n        ]\n      }}\n    ],\n    \
          \"PostToolUse\"",
         serde_json::to_string(&hook("claude-code")).expect("string")
     );
@@ -275,11 +275,17 @@ fn points_an_old_hook_at_this_binary_without_duplicating_it() {
     );
     let out = env.ok(&["install", "codex"]);
     assert!(out.contains("updated"), "{out}");
+    // The timeout is the one the hook keeps under: a shorter one would let
+    // Codex give up on a hook still judging, and run the call.
     assert_eq!(
         json_of(&file),
         json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-            {"type": "command", "command": hook("codex"), "timeout": 9}]}]}})
+            {"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
     );
+    // Codex hashes command, timeout and matcher for its trust check.
+    assert!(out.contains("trusted again"), "{out}");
+    let out = env.ok(&["install", "codex"]);
+    assert!(!out.contains("trusted again"), "nothing changed: {out}");
 
     // Cursor: other events and other commands stay; the version is kept.
     let file = env.proj.join(".cursor/hooks.json");
@@ -326,7 +332,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let file = env.proj.join(".claude/settings.json");
     assert!(
         out.starts_with(&format!(
-            "--- /dev/null\n+++ {}\n@@ -0,0 +1,15 @@\n+{{\n",
+            "--- /dev/null\n+++ {}\n@@ -0,0 +1,16 @@\n+{{\n",
             file.display()
         )),
         "{out}"
@@ -338,9 +344,9 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let out = env.ok(&["install", "claude-code", "--dry-run"]);
     let command = serde_json::to_string(&hook("claude-code")).expect("string");
     let expected = format!(
-        "--- {f}\n+++ {f}\n@@ -15,6 +15,15 @@\n             \"timeout\": 30\n           }}\n         ]\n\
+        "--- {f}\n+++ {f}\n@@ -15,6 +15,16 @@\n             \"timeout\": 30\n           }}\n         ]\n\
          +      }},\n+      {{\n+        \"matcher\": \"*\",\n+        \"hooks\": [\n+          {{\n\
-         +            \"type\": \"command\",\n+            \"command\": {command}\n+          }}\n\
+         +            \"type\": \"command\",\n+            \"command\": {command},\n+            \"timeout\": 600\n+          }}\n\
          +        ]\n       }}\n     ],\n     \"PostToolUse\": [\n(dry run: nothing was written)\n",
         f = file.display()
     );

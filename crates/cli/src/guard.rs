@@ -1,0 +1,274 @@
+//! The hook's last-resort guard: whatever ends the process abnormally — a
+//! panic that escapes, an abort, a stack overflow, a hang past the time budget —
+//! the agent still reads its native refusal and exit status 2.
+//!
+//! Agents treat a hook that dies without an answer as *allow* (Codex runs the
+//! tool when a hook exits without a status, Gemini reads a signal-killed hook's
+//! stderr as plain output on "exit 0", Claude Code proceeds on any exit but 2),
+//! so the refusal is prepared before any judging starts and written from
+//! wherever the process is about to die:
+//!
+//! - a signal handler for `SIGSEGV`/`SIGBUS` (stack overflow), `SIGABRT` (abort,
+//!   a panic while panicking, `panic = "abort"`), `SIGILL`, `SIGFPE`, `SIGTRAP`,
+//!   running on its own alternate stack;
+//! - [`fire`], called by the code path a panic unwinds to, and by the watchdog
+//!   thread when the time budget runs out.
+//!
+//! The handler is async-signal-safe: it only loads atomics, calls `write(2)` on
+//! buffers prepared earlier and leaked (never freed, never moved), and `_exit(2)`.
+//! This is the crate's one module with `unsafe`: each block says why it holds.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, Ordering};
+use std::time::Duration;
+
+use portcullis_adapters::Reply;
+
+/// The prepared refusal, leaked: the handler may read it at any moment until
+/// the process ends, so it is never freed. One pointer, swapped whole, so a
+/// reader never pairs one refusal's buffer with another's length.
+struct Prepared {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    exit: i32,
+}
+static PREPARED: AtomicPtr<Prepared> = AtomicPtr::new(std::ptr::null_mut());
+/// The refusal the watchdog writes (the reason says the time ran out).
+static PREPARED_TIMEOUT: AtomicPtr<Prepared> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Who writes the answer: nobody yet, the normal path, or the guard.
+static WRITER: AtomicU8 = AtomicU8::new(NOBODY);
+const NOBODY: u8 = 0;
+const NORMAL: u8 = 1;
+const GUARD: u8 = 2;
+/// The exit code the normal path's answer carries, once it was written.
+static ANSWERED_EXIT: AtomicI32 = AtomicI32::new(-1);
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Prepares `reply` as the answer written if the process dies from now on.
+/// May be called again (e.g. once the event name is known): the newest wins.
+pub fn arm(reply: &Reply) {
+    // The previous refusal is leaked, not freed: a handler may be reading it.
+    PREPARED.store(prepare(reply), Ordering::SeqCst);
+    install();
+}
+
+/// Prepares the refusal the watchdog writes when the time budget runs out.
+pub fn arm_timeout(reply: &Reply) {
+    PREPARED_TIMEOUT.store(prepare(reply), Ordering::SeqCst);
+}
+
+fn prepare(reply: &Reply) -> *mut Prepared {
+    let mut stdout = reply.stdout.clone().into_bytes();
+    if !stdout.is_empty() {
+        stdout.push(b'\n');
+    }
+    Box::into_raw(Box::new(Prepared {
+        stdout,
+        stderr: reply.stderr.clone().into_bytes(),
+        exit: i32::from(u8::try_from(reply.exit).unwrap_or(2)),
+    }))
+}
+
+/// The normal path claims the right to answer. `false`: the guard already
+/// fired (the watchdog, say) and is writing its refusal: the caller must not
+/// write anything and should wait for the process to end.
+pub fn claim_answer() -> bool {
+    WRITER
+        .compare_exchange(NOBODY, NORMAL, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// The normal path's answer was written with `exit`: a crash from here on
+/// (in destructors, say) exits with the same status rather than a signal.
+pub fn answered(exit: u8) {
+    ANSWERED_EXIT.store(i32::from(exit), Ordering::SeqCst);
+}
+
+/// Writes the prepared refusal and ends the process with its status. Used by
+/// the watchdog and by the path a panic unwinds to.
+pub fn fire() -> ! {
+    last_words()
+}
+
+/// Ends the process with the refusal unless the normal path answers within
+/// `budget`. The agent's own hook timeout is larger than `budget`, so the
+/// agent always reads an answer.
+pub fn watchdog(budget: Duration) {
+    let spawned = std::thread::Builder::new()
+        .name("portcullis-watchdog".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            std::thread::sleep(budget);
+            if WRITER.load(Ordering::SeqCst) == NOBODY {
+                let timeout = PREPARED_TIMEOUT.load(Ordering::SeqCst);
+                if !timeout.is_null() {
+                    PREPARED.store(timeout, Ordering::SeqCst);
+                }
+                fire();
+            }
+        });
+    if spawned.is_err() {
+        // No thread, no budget: refuse now rather than risk running past it.
+        fire();
+    }
+}
+
+/// What every exit path of the guard does. Async-signal-safe.
+fn last_words() -> ! {
+    match WRITER.compare_exchange(NOBODY, GUARD, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => match prepared() {
+            Some(p) => {
+                write_all(1, &p.stdout);
+                write_all(2, &p.stderr);
+                exit_now(p.exit)
+            }
+            None => exit_now(2),
+        },
+        Err(NORMAL) => {
+            let code = ANSWERED_EXIT.load(Ordering::SeqCst);
+            if code >= 0 {
+                // The answer is out; end with the status it carries.
+                exit_now(code)
+            }
+            // The normal path died while writing its answer: what the agent
+            // got may be partial. Exit 2 with the refusal on stderr, which
+            // every agent that reads exit codes takes as a block.
+            if let Some(p) = prepared() {
+                write_all(2, &p.stderr);
+            }
+            exit_now(2)
+        }
+        // Another thread is already writing the refusal and will exit.
+        Err(_) => loop {
+            // SAFETY: pause(2) is async-signal-safe and has no preconditions.
+            unsafe {
+                libc::pause();
+            }
+        },
+    }
+}
+
+fn prepared() -> Option<&'static Prepared> {
+    let p = PREPARED.load(Ordering::SeqCst);
+    // SAFETY: a non-null pointer came from `Box::into_raw` in `arm` and is
+    // never freed, so it is valid for the rest of the process.
+    unsafe { p.as_ref() }
+}
+
+fn write_all(fd: libc::c_int, bytes: &[u8]) {
+    let mut done = 0usize;
+    while done < bytes.len() {
+        let rest = &bytes[done..];
+        // SAFETY: `rest` is a live slice; write(2) is async-signal-safe.
+        let r = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if r > 0 {
+            done += r as usize;
+        } else if r < 0 && errno() == libc::EINTR {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+fn errno() -> libc::c_int {
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit(2) is async-signal-safe and ends the process without
+    // running destructors or atexit handlers (which may be what crashed).
+    unsafe { libc::_exit(code) }
+}
+
+extern "C" fn on_fatal_signal(_sig: libc::c_int) {
+    last_words()
+}
+
+/// Signals that end a process abnormally without the program's say.
+const FATAL: [libc::c_int; 6] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGABRT,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGTRAP,
+];
+
+/// Size of the guard's alternate signal stack: the handler needs very little,
+/// but it runs after a stack overflow, when the normal stack is gone.
+const ALT_STACK: usize = 64 * 1024;
+
+fn install() {
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    // Leaked: the alternate stack must outlive every signal the process gets.
+    let stack: &'static mut [u8] = Box::leak(vec![0u8; ALT_STACK].into_boxed_slice());
+    let ss = libc::stack_t {
+        ss_sp: stack.as_mut_ptr().cast(),
+        ss_flags: 0,
+        ss_size: stack.len(),
+    };
+    // SAFETY: `ss` describes a live, leaked, writable buffer; sigaltstack
+    // only records it for the calling (main) thread. Threads std spawns get
+    // their own alternate stacks from std.
+    unsafe {
+        libc::sigaltstack(&ss, std::ptr::null_mut());
+    }
+    for sig in FATAL {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+        // the handler is an `extern "C" fn(c_int)` that only does
+        // async-signal-safe work, and SA_ONSTACK runs it on the alternate
+        // stack so it works after a stack overflow. It replaces std's own
+        // SIGSEGV/SIGBUS handler (which would print and abort).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Failure modes that tests can force in the hook path
+/// (`PORTCULLIS_TEST_FAULT=panic|abort|stack-overflow|hang|segv`). Each ends
+/// in the guard's refusal, so the switch can only ever make a hook refuse.
+pub fn inject_fault() {
+    let Ok(fault) = std::env::var("PORTCULLIS_TEST_FAULT") else {
+        return;
+    };
+    match fault.as_str() {
+        "panic" => panic!("PORTCULLIS_TEST_FAULT=panic"),
+        "abort" => std::process::abort(),
+        "stack-overflow" => {
+            overflow(0);
+        }
+        "segv" => {
+            // SAFETY: deliberately raises SIGSEGV to test the guard; raise(3)
+            // has no memory-safety preconditions.
+            unsafe {
+                libc::raise(libc::SIGSEGV);
+            }
+        }
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        _ => {}
+    }
+}
+
+/// Recurses until the stack runs out (the `stack-overflow` fault).
+fn overflow(depth: u64) -> u64 {
+    let frame = std::hint::black_box([depth; 512]);
+    // The condition is never false, but the compiler cannot know that.
+    let below = if std::hint::black_box(depth) < u64::MAX {
+        overflow(depth + 1)
+    } else {
+        0
+    };
+    std::hint::black_box(frame[(depth % 512) as usize]).wrapping_add(below)
+}
