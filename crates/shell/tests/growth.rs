@@ -21,8 +21,11 @@ fn nested(open: &str, core: &str, close: &str, depth: usize) -> String {
     format!("{}{core}{}", open.repeat(depth), close.repeat(depth))
 }
 
+/// A named shape: a function from a repetition count to a text.
+type Shape = (&'static str, Box<dyn Fn(usize) -> String>);
+
 /// Shapes, each a function from a repetition count to a text.
-fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+fn shapes() -> Vec<Shape> {
     vec![
         (
             "long words",
