@@ -86,7 +86,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         Some(a) => a,
         None => policy.server_addr.parse().with_context(|| {
             format!(
-                "[server] addr = {:?} is not an address like 127.0.0.1:7878",
+                "[server] addr = \"{}\" is not an address like 127.0.0.1:7878",
                 policy.server_addr
             )
         })?,
@@ -98,11 +98,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         );
     }
     if policy.server_port() != Some(addr.port()) {
+        let guarded = match policy.server_port() {
+            Some(port) => format!("port {port}"),
+            None => "no port".to_string(),
+        };
         eprintln!(
-            "portcullis: warning: listening on port {}, but the policy guards port {:?} ([server] addr = {:?}); \
-             set [server] addr so tool calls to this server are refused",
+            "portcullis: warning: listening on port {}, but the policy guards {guarded} \
+             ([server] addr = \"{}\"); set [server] addr so tool calls to this server are refused",
             addr.port(),
-            policy.server_port(),
             policy.server_addr
         );
     }

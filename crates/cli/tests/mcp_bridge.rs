@@ -31,6 +31,20 @@ fn bin(name: &str) -> PathBuf {
     p
 }
 
+/// The Python with the MCP SDK (`mcp==2.3.0`): `PORTCULLIS_TEST_PYTHON`, else
+/// the virtual environment `scripts/test` creates (`target/test-venv`), else
+/// `python3` from `PATH`.
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("PORTCULLIS_TEST_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/python");
+    if venv.exists() {
+        return venv;
+    }
+    PathBuf::from("python3")
+}
+
 struct World {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -286,7 +300,10 @@ fn by_name(tools: &[Tool]) -> std::collections::BTreeMap<String, Value> {
 async fn everything_server_tool_list_is_proxied_intact() {
     let w = World::new("mode = \"ask\"\n");
     let mut direct = tokio::process::Command::new(bin("mcp-server-everything"));
-    direct.kill_on_drop(true).current_dir(&w.work);
+    direct
+        .kill_on_drop(true)
+        .current_dir(&w.work)
+        .env("HOME", w.root.join("home"));
     let direct = Agent::default()
         .serve(TokioChildProcess::new(direct).unwrap())
         .await
@@ -359,7 +376,8 @@ async fn a_changed_tool_is_withheld_until_a_person_approves_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_client_sees_the_same_bridge() {
     let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
-    let mut c = std::process::Command::new("python3");
+    let python = python();
+    let mut c = std::process::Command::new(&python);
     w.env(&mut c);
     let inside = w.work.join("docs/a.txt");
     let outside = w.outside.join("notes.txt");
@@ -386,7 +404,8 @@ async fn the_python_sdk_client_sees_the_same_bridge() {
         .unwrap();
     assert!(
         out.status.success(),
-        "python client (pip install mcp; .ci/run does): {}",
+        "python client ({}; `scripts/test` installs mcp==2.3.0 into target/test-venv): {}",
+        python.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -654,6 +673,7 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
     let mut server = tokio::process::Command::new(bin("mcp-server-everything"));
     server
         .arg("streamableHttp")
+        .env("HOME", w.root.join("home"))
         .env("PORT", port.to_string())
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())

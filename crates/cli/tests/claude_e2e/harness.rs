@@ -45,13 +45,20 @@ pub fn agent_bin(agent: &str, name: &str) -> (PathBuf, String) {
             bin.display()
         );
     }
-    // Codex writes helper links under its home even for `--version`: not the developer's.
-    let codex_home = Scratch::new("codex-home");
+    // Agents write under their home even for `--version` (Codex its helper links,
+    // Gemini CLI `~/.gemini/projects.json`): a throw-away home, never the developer's.
+    let home = Scratch::new("agent-version-home");
     let out = Command::new(&bin)
         .arg("--version")
+        .env("HOME", &home.path)
+        .env("USERPROFILE", &home.path)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("CODEX_HOME", home.join(".codex"))
         .env("DISABLE_AUTOUPDATER", "1")
         .env("PI_OFFLINE", "1")
-        .env("CODEX_HOME", &codex_home.path)
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("running `{} --version`: {e}\n{hint}", bin.display()));
