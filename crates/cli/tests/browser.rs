@@ -36,12 +36,20 @@ fn screenshots() -> PathBuf {
 async fn browser(profile: &std::path::Path) -> (Driver, Client) {
     assert!(
         std::path::Path::new(CHROMEDRIVER).exists(),
-        "{CHROMEDRIVER} is missing: apt-get install -y chromium chromium-driver (.ci/run does)"
+        "{CHROMEDRIVER} is missing: apt-get install -y chromium chromium-driver (scripts/test does)"
     );
     let port = free_port();
+    // Chromium writes crash-report settings and dconf files under the home
+    // even with its own --user-data-dir: a throw-away home, never the developer's.
+    let home = profile.join("home");
     let driver = Driver(
         Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

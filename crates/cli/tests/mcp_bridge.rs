@@ -25,7 +25,7 @@ fn bin(name: &str) -> PathBuf {
     let p = e2e().join("node_modules/.bin").join(name);
     assert!(
         p.exists(),
-        "{} missing: run `npm ci --prefix e2e` (.ci/run does)",
+        "{} missing: run `npm ci --prefix e2e` (scripts/test does)",
         p.display()
     );
     p

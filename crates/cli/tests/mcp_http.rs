@@ -12,7 +12,7 @@ use support::serve::Served;
 fn server_bin() -> std::path::PathBuf {
     let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../e2e/node_modules/.bin/mcp-server-filesystem");
-    assert!(p.exists(), "run `npm ci --prefix e2e` (.ci/run does)");
+    assert!(p.exists(), "run `npm ci --prefix e2e` (scripts/test does)");
     p
 }
 

@@ -38,7 +38,7 @@ pub fn repo_root() -> PathBuf {
 pub fn agent_bin(agent: &str, name: &str) -> (PathBuf, String) {
     let bin = repo_root().join("e2e/node_modules/.bin").join(name);
     let hint = "Install the pinned agent CLIs with `npm ci --prefix e2e` from the repository \
-                root (needs Node.js >= 18 and npm; `.ci/run` does this before the tests).";
+                root (needs Node.js >= 18 and npm; `scripts/test` does this before the tests).";
     if !bin.exists() {
         panic!(
             "{agent} is not installed: {} does not exist.\n{hint}",
