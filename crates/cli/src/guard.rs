@@ -235,7 +235,7 @@ fn install() {
 }
 
 /// Failure modes that tests can force in the hook path
-/// (`PORTCULLIS_TEST_FAULT=panic|abort|stack-overflow|hang|segv`). Each ends
+/// (`PORTCULLIS_TEST_FAULT=panic|abort|stack-overflow|hang|segv|oom`). Each ends
 /// in the guard's refusal, so the switch can only ever make a hook refuse.
 pub fn inject_fault() {
     let Ok(fault) = std::env::var("PORTCULLIS_TEST_FAULT") else {
@@ -257,6 +257,14 @@ pub fn inject_fault() {
         "hang" => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
+        "oom" => {
+            // Grows until the memory cap fails an allocation (an abort).
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(vec![1u8; 64 << 20]);
+                std::hint::black_box(&hoard);
+            }
+        }
         _ => {}
     }
 }
@@ -271,4 +279,84 @@ fn overflow(depth: u64) -> u64 {
         0
     };
     std::hint::black_box(frame[(depth % 512) as usize]).wrapping_add(below)
+}
+
+/// The process' allocator: the system's, with a cap on the bytes live at once.
+/// Past the cap an allocation fails, which aborts the process — and the abort
+/// is answered by the guard's refusal. Without it, a runaway allocation (a
+/// parser that loops, say) grows until the kernel's OOM killer ends the hook
+/// with `SIGKILL`, which nothing can answer, and the agent runs the call.
+pub struct CappedAlloc;
+
+/// The cap: unlimited until [`cap_memory`] sets one.
+static MEMORY_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
+static MEMORY_LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Caps the bytes the process may hold at once (the hook: far more than any
+/// judgement needs, far less than the machine has).
+pub fn cap_memory(bytes: usize) {
+    MEMORY_CAP.store(bytes, Ordering::SeqCst);
+}
+
+// SAFETY: every method forwards to `std::alloc::System` with the caller's
+// layout and pointer unchanged, so System's guarantees carry over; the
+// counter only decides whether to forward an allocation at all (returning
+// null is the documented way to fail one).
+unsafe impl std::alloc::GlobalAlloc for CappedAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if !reserve(layout.size()) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded unchanged (see the impl's comment).
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            MEMORY_LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if !reserve(layout.size()) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded unchanged (see the impl's comment).
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            MEMORY_LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded unchanged (see the impl's comment).
+        unsafe { std::alloc::System.dealloc(ptr, layout) };
+        MEMORY_LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        if new_size > old && !reserve(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded unchanged (see the impl's comment).
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            if new_size > old {
+                MEMORY_LIVE.fetch_sub(new_size - old, Ordering::Relaxed);
+            }
+        } else if new_size < old {
+            MEMORY_LIVE.fetch_sub(old - new_size, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+/// Counts `bytes` as live; false (counting nothing) past the cap.
+fn reserve(bytes: usize) -> bool {
+    let live = MEMORY_LIVE.fetch_add(bytes, Ordering::Relaxed);
+    if live.saturating_add(bytes) > MEMORY_CAP.load(Ordering::Relaxed) {
+        MEMORY_LIVE.fetch_sub(bytes, Ordering::Relaxed);
+        return false;
+    }
+    true
 }

@@ -20,6 +20,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[global_allocator]
+static ALLOCATOR: guard::CappedAlloc = guard::CappedAlloc;
+
+/// What one hook process may hold at once: judging a 256 KiB text needs a few
+/// MiB; a runaway allocation stops here and is answered by the refusal.
+const HOOK_MEMORY_CAP: usize = 1 << 30;
+
 #[derive(Parser)]
 #[command(
     name = "portcullis",
@@ -142,6 +149,7 @@ fn hook_main() -> ExitCode {
         "",
         "portcullis could not start judging this call and denies it",
     ));
+    guard::cap_memory(HOOK_MEMORY_CAP);
     // Panic messages would only add noise to the reason an agent reads.
     std::panic::set_hook(Box::new(|_| {}));
     let run = std::panic::catch_unwind(|| {

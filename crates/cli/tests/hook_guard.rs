@@ -225,7 +225,7 @@ fn spawn_like_agent(sb: &Sandbox, agent: &str, env: &[(&str, &str)], payload: &V
     run(c, &payload.to_string())
 }
 
-const FAULTS: [&str; 5] = ["panic", "abort", "stack-overflow", "segv", "hang"];
+const FAULTS: [&str; 6] = ["panic", "abort", "stack-overflow", "segv", "hang", "oom"];
 
 #[test]
 fn every_forced_failure_ends_in_a_refusal_each_agent_honours() {
@@ -305,6 +305,12 @@ fn pathological_texts() -> Vec<(String, String, bool)> {
         (
             "216 KB of $[ groups".into(),
             vec![format!("echo {}1{}", "$[".repeat(6000), "]".repeat(6000)); 12].join(" ; "),
+            false,
+        ),
+        (
+            // brush-parser allocated without end on it (found by the fuzzer).
+            "here-document without a tag in a substitution".into(),
+            "$(<<<<< <$(".into(),
             false,
         ),
         (

@@ -262,6 +262,16 @@ impl<'l> Walker<'l> {
             );
             return;
         }
+        if let Some(at) = find_empty_heredoc_tag(text) {
+            // brush-parser 0.4 loops without end (allocating as it goes) on a
+            // here-document whose tag is empty inside a substitution: never
+            // hand it such a text. bash itself rejects an empty tag.
+            self.opaque(
+                OpaqueReason::ParseError,
+                format!("here-document without a tag: {}", &text[at..]),
+            );
+            return;
+        }
         if let Some(at) = find_funsub(text) {
             // bash 5.3 `${ cmd; }` / `${| cmd; }` run commands; brush-parser
             // reads them as something else.
@@ -1778,6 +1788,36 @@ fn is_blank_or_start(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'(' | b';')
 }
 
+/// Finds a `<<` (or `<<-`) whose tag is missing: after blanks comes an
+/// operator character, a newline or the end of the text. Every `<<` counts,
+/// also one inside `<<<<<` or quotes: an extra match only makes a text opaque.
+fn find_empty_heredoc_tag(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(1)).find(|&i| {
+        if b[i] != b'<' || b[i + 1] != b'<' {
+            return false;
+        }
+        let mut j = i + 2;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        match b.get(j) {
+            None => true,
+            // `<<<` is a here-string; its own `<<` is judged at the next position.
+            Some(b'<') => j != i + 2,
+            // A tag starts with a printable ASCII character that is not an
+            // operator; anything else (`\r`, control bytes, non-ASCII) the
+            // parser may read as an empty tag.
+            Some(&c) => {
+                !(0x21..=0x7e).contains(&c) || matches!(c, b'>' | b'|' | b'&' | b';' | b'(' | b')')
+            }
+        }
+    })
+}
+
 /// Finds bash 5.3's `${ cmd; }` / `${| cmd; }` (a `${` followed by a blank or `|`).
 fn find_funsub(text: &str) -> Option<usize> {
     let b = text.as_bytes();
@@ -1810,6 +1850,32 @@ mod tests {
         // Square brackets nest too: `$[` arithmetic, `[[ ]]`, subscripts.
         assert_eq!(depth("echo $[$[$[1]]]"), 3);
         assert_eq!(depth("[[ -n ${a[$[1]]} ]]"), 5);
+    }
+
+    #[test]
+    fn a_heredoc_without_a_tag_is_found() {
+        for t in [
+            "$(<<<<< <$(",
+            "cat <<",
+            "cat << ;",
+            "cat <<- |x",
+            "a <<\nb",
+            "$(<< <$(",
+        ] {
+            assert!(find_empty_heredoc_tag(t).is_some(), "{t:?}");
+        }
+        for t in [
+            "cat <<EOF\nx\nEOF",
+            "cat <<< hi",
+            "cat <<<\"$x\"",
+            "cat <<-'E'\nE",
+            "a < b",
+        ] {
+            assert_eq!(find_empty_heredoc_tag(t), None, "{t:?}");
+        }
+        // The text that made brush-parser allocate without end (found by the fuzzer).
+        let a = crate::analyze("$(<<<<< <$(");
+        assert!(!a.is_complete());
     }
 
     #[test]

@@ -53,6 +53,16 @@ pub(crate) fn normalize(raw: &str, opts: &ParserOptions) -> Word {
             nested: Vec::new(),
         };
     }
+    if let Some(why) = tangled(raw) {
+        return Word {
+            value: raw.to_string(),
+            dynamic: true,
+            nested: vec![Nested::Opaque(
+                OpaqueReason::ParseError,
+                format!("{why}: {raw}"),
+            )],
+        };
+    }
     let pieces = match bw::parse(raw, opts) {
         Ok(p) => p,
         Err(_) => {
@@ -118,6 +128,16 @@ fn static_heredoc_output(text: &str, opts: &ParserOptions) -> Option<String> {
 /// `\<newline>` are removed; substitutions make it dynamic and are returned
 /// as nested code. An unparsable body is dynamic with an opaque part.
 pub(crate) fn expand_heredoc(body: &str, opts: &ParserOptions) -> Word {
+    if let Some(why) = tangled(body) {
+        return Word {
+            value: body.to_string(),
+            dynamic: true,
+            nested: vec![Nested::Opaque(
+                OpaqueReason::ParseError,
+                format!("heredoc body: {why}: {body}"),
+            )],
+        };
+    }
     match bw::parse_heredoc(body, opts) {
         Ok(pieces) => {
             let mut b = Builder::default();
@@ -137,6 +157,52 @@ pub(crate) fn expand_heredoc(body: &str, opts: &ParserOptions) -> Word {
             )],
         },
     }
+}
+
+/// Most expansions (`${`, `$(`, `$[`) and brackets inside them left open at the end of a word or a
+/// heredoc body before the word parser is not called. brush-parser's word
+/// grammar backtracks exponentially over unclosed expansions (a 130-byte
+/// heredoc body with five unclosed `${x['_' …` took a minute; found by the
+/// fuzzer); closed ones parse in linear time, and bash itself rejects a word
+/// with an unclosed expansion.
+const MAX_UNCLOSED_EXPANSIONS: usize = 2;
+
+/// Why a text must not reach the word parser, if it must not: too many
+/// expansions left open. Counted without following quotes: a quoted `${`
+/// counts too, which only makes more texts opaque.
+fn tangled(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    // Open expansions, and the brackets opened inside each, so that `${a[1]}`
+    // closes with its `}` and `$(f(x))`-like nesting stays balanced.
+    let mut open: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'$' if matches!(b.get(i + 1), Some(b'{' | b'(' | b'[')) => {
+                open.push(0);
+                i += 2;
+                continue;
+            }
+            b'{' | b'(' | b'[' => {
+                if let Some(inner) = open.last_mut() {
+                    *inner += 1;
+                }
+            }
+            b'}' | b')' | b']' => match open.last_mut() {
+                Some(0) => {
+                    open.pop();
+                }
+                Some(inner) => *inner -= 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    // An open expansion counts with the brackets left open inside it
+    // (`$(((((…` backtracks as badly as `${x[${x[…`).
+    let unclosed: u32 = open.iter().map(|inner| 1 + inner).sum();
+    (unclosed as usize > MAX_UNCLOSED_EXPANSIONS).then_some("expansions left open")
 }
 
 /// Unquoted text that bash would expand as a pattern: `*`, `?`, a bracket
@@ -532,6 +598,26 @@ mod tests {
 
     fn n(raw: &str) -> Word {
         normalize(raw, &parser_options())
+    }
+
+    #[test]
+    fn unclosed_expansions_never_reach_the_word_parser() {
+        // The fuzzer's slow body, and the same shape as a word.
+        let body = "${x['_' | 'a'..='z' ".repeat(6);
+        assert!(tangled("a[$[t $(((((((((((((((((((x]").is_some());
+        assert!(tangled(&body).is_some());
+        let w = expand_heredoc(&body, &parser_options());
+        assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
+        let w = n(&format!("\"{body}\""));
+        assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
+        // Closed expansions, however many and however nested, are parsed.
+        for ok in [
+            "${a[1]}${b[2]}${c[$((1+2))]}",
+            "$(echo $(id) ${x:-$(pwd)})",
+            "$[1+$[2]]",
+        ] {
+            assert_eq!(tangled(ok), None, "{ok}");
+        }
     }
 
     #[test]

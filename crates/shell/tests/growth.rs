@@ -5,7 +5,7 @@
 //!
 //! Each shape stays within the structural limits, so the whole analysis runs
 //! (an early `work-limit` or `depth-limit` exit would prove nothing). Times are
-//! the fastest of several runs, and the bound is loose (8× for 4× the input:
+//! the fastest of several runs, and the bound is loose (12× for 4× the input:
 //! linear is 4×, quadratic 16×), so a busy machine does not fail it.
 
 use std::time::{Duration, Instant};
@@ -81,7 +81,7 @@ fn shapes() -> Vec<Shape> {
 }
 
 fn fastest(text: &str) -> Duration {
-    (0..3)
+    (0..5)
         .map(|_| {
             let t = Instant::now();
             std::hint::black_box(analyze(std::hint::black_box(text)));
@@ -112,7 +112,7 @@ fn analysis_time_grows_linearly_with_the_input() {
             large.len()
         );
         // Below a millisecond the ratio is noise; past it, linear with room.
-        if t_large > Duration::from_millis(5) && ratio > 2.0 * ratio_in {
+        if t_large > Duration::from_millis(5) && ratio > 3.0 * ratio_in {
             failures.push(format!(
                 "{name}: {ratio:.1}× the time for {ratio_in:.1}× the input"
             ));
