@@ -2,7 +2,7 @@
 //! fail — a panic, an abort, a stack overflow, a segmentation fault, a hang —
 //! and every pathological input, the agent ends up **blocking** the call, as
 //! judged by that agent's own rules for reading a hook's output
-//! (`../shared/reference/agent-hooks.md`, summarised beside each reader below),
+//! (the agent-hooks reference this project was given, summarised beside each reader below),
 //! within the agent's hook timeout.
 //!
 //! Each case runs the real binary the way the agent spawns it (a shell running

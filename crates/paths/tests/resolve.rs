@@ -537,19 +537,19 @@ fn symlinked_cwd_uses_the_real_project() {
 #[test]
 fn configured_roots_relative_to_the_project_root() {
     let fx = Fx::new();
-    fx.mkdir("shared");
+    fx.mkdir("sibling");
     fx.mkdir("home/docs");
-    fx.mkdir("proj/src/shared"); // must not be picked: entries are not cwd-relative
+    fx.mkdir("proj/src/sibling"); // must not be picked: entries are not cwd-relative
     let paths = fx.paths_with(Scopes {
-        roots: strings(&["../shared"]),
+        roots: strings(&["../sibling"]),
         read_roots: strings(&["~/docs", &fx.p("outside")]),
         ..Scopes::default()
     });
     assert_eq!(
         paths.workspace_roots(&fx.p("proj/src")),
-        vec![fx.p("proj"), fx.p("shared")]
+        vec![fx.p("proj"), fx.p("sibling")]
     );
-    let f = fx.resolve(&paths, "../../shared/a.txt", "proj/src");
+    let f = fx.resolve(&paths, "../../sibling/a.txt", "proj/src");
     assert_eq!(f.zone, Zone::Workspace);
     let f = fx.resolve(&paths, "~/docs/guide.md", "proj/src");
     assert_eq!(f.zone, Zone::ReadRoot);
