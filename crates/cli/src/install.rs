@@ -707,7 +707,7 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
         )?,
     }
     writeln!(out, "{}", after_note(args.agent, scope))?;
-    if args.agent == Agent::Codex && change == Change::Updated {
+    if args.agent == Agent::Codex && change == Change::Updated && !codex_trusts(&file) {
         // Codex keys its trust on a hash of the hook's command, timeout and
         // matcher: a changed entry is a new, untrusted hook that Codex skips.
         writeln!(
@@ -849,10 +849,14 @@ struct AgentCheck {
     agent: &'static str,
     scope: &'static str,
     file: String,
-    /// `not-installed`, `ok`, `broken` or `unreadable`.
+    /// `not-installed`, `ok`, `broken`, `unreadable` or (Codex) `untrusted`:
+    /// the hook works but Codex skips it.
     status: &'static str,
     hooks: Vec<HookCheck>,
     notes: Vec<String>,
+    /// Codex only: its trust in each portcullis hook handler.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    codex_trust: Vec<crate::codex_trust::HookTrust>,
 }
 
 pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
@@ -871,7 +875,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
     }
     let failed = checks
         .iter()
-        .any(|c| matches!(c.status, "broken" | "unreadable"));
+        .any(|c| matches!(c.status, "broken" | "unreadable" | "untrusted"));
     let store = crate::state::doctor_store();
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -889,7 +893,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
                     writeln!(
                         out,
                         "{head} {} {}",
-                        if status == "ok" { "ok" } else { "BROKEN" },
+                        match status {
+                            "ok" => "ok",
+                            "untrusted" => "SKIPPED BY CODEX",
+                            _ => "BROKEN",
+                        },
                         c.file
                     )?;
                     for h in &c.hooks {
@@ -909,7 +917,8 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
         if failed {
             writeln!(
                 out,
-                "portcullis doctor: a hook that names portcullis does not work (see above)"
+                "portcullis doctor: a hook that names portcullis does not work or is skipped \
+                 (see above)"
             )?;
         }
     }
@@ -990,6 +999,7 @@ fn check_agent(agent: Agent, scope: Scope, file: &Path, project: &Path) -> Agent
         status: "not-installed",
         hooks: Vec::new(),
         notes: Vec::new(),
+        codex_trust: Vec::new(),
     };
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
@@ -1049,59 +1059,64 @@ fn check_agent(agent: Agent, scope: Scope, file: &Path, project: &Path) -> Agent
         "broken"
     };
     if agent == Agent::Codex {
-        check.notes.extend(codex_trust_notes(scope, file, project));
+        codex_trust_check(&mut check, scope, file, project);
     }
     check
 }
 
 /// Codex runs a hook only once a person trusted it (by its hash, in `/hooks`),
 /// and reads a project's `.codex/` only once the project is trusted; until
-/// then it runs every call without the hook and says nothing. What Codex's
-/// `config.toml` records, as notes: a working hook that Codex skips.
-fn codex_trust_notes(scope: Scope, hooks_file: &Path, project: &Path) -> Vec<String> {
-    let dir = std::env::var_os("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home_dir().ok().map(|h| h.join(".codex")));
-    let config: toml::Table = dir
-        .and_then(|d| std::fs::read_to_string(d.join("config.toml")).ok())
-        .and_then(|t| t.parse().ok())
+/// then it runs every call without the hook and says nothing. A working hook
+/// that Codex skips is a failure: notes name what to do.
+fn codex_trust_check(check: &mut AgentCheck, scope: Scope, file: &Path, project: &Path) {
+    let root: Value = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let mut notes = Vec::new();
-    if scope == Scope::Project {
-        let trusted = config
-            .get("projects")
-            .and_then(|p| p.get(project.to_string_lossy().as_ref()))
-            .and_then(|p| p.get("trust_level"))
-            .and_then(toml::Value::as_str)
-            == Some("trusted");
-        if !trusted {
-            notes.push(format!(
-                "Codex has not trusted {}: it ignores the project's .codex/, this hook included, \
-                 until you trust the project in Codex",
-                project.display()
-            ));
-        }
+    let project = (scope == Scope::Project).then_some(project);
+    let (hooks, project_trusted) = crate::codex_trust::check(file, &root, project, |c| {
+        is_portcullis_hook(c, Agent::Codex)
+    });
+    let mut skipped = false;
+    if let (Some(project), Some(false)) = (project, project_trusted) {
+        skipped = true;
+        check.notes.push(format!(
+            "Codex has not trusted {}: it ignores the project's .codex/, this hook included, \
+             until you trust the project in Codex",
+            project.display()
+        ));
     }
-    let file = std::fs::canonicalize(hooks_file).unwrap_or_else(|_| hooks_file.to_path_buf());
-    let prefixes = [hooks_file, file.as_path()].map(|f| format!("{}:pre_tool_use:", f.display()));
-    let hook_trusted = config
-        .get("hooks")
-        .and_then(|h| h.get("state"))
-        .and_then(toml::Value::as_table)
-        .is_some_and(|states| {
-            states.iter().any(|(key, state)| {
-                prefixes.iter().any(|p| key.starts_with(p.as_str()))
-                    && state.get("trusted_hash").is_some()
-            })
-        });
-    if !hook_trusted {
-        notes.push(
-            "Codex has no trust recorded for this hook: it does not run until you review and \
-             trust it in Codex's /hooks"
-                .to_string(),
-        );
+    for hook in &hooks {
+        let note = match hook.status {
+            "trusted" => continue,
+            "modified" => {
+                "Codex's trust for this hook is stale (the entry changed since it was \
+                 trusted): it does not run until you trust it again in Codex's /hooks"
+            }
+            "disabled" => "the hook is disabled in Codex's /hooks: Codex does not run it",
+            _ => {
+                "Codex has no trust recorded for this hook: it does not run until you review \
+                 and trust it in Codex's /hooks"
+            }
+        };
+        skipped = true;
+        check.notes.push(note.to_string());
     }
-    notes
+    if skipped && check.status == "ok" {
+        check.status = "untrusted";
+    }
+    check.codex_trust = hooks;
+}
+
+/// Whether Codex trusts every portcullis hook in `file` as written now.
+fn codex_trusts(file: &Path) -> bool {
+    let root: Value = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let (hooks, _) =
+        crate::codex_trust::check(file, &root, None, |c| is_portcullis_hook(c, Agent::Codex));
+    hooks.iter().all(|h| h.status == "trusted")
 }
 
 /// Finds a program the way `sh` does: a path as written, else in `$PATH`.

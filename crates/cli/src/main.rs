@@ -6,6 +6,7 @@
 
 mod analyze;
 mod check;
+mod codex_trust;
 mod config_files;
 mod exit;
 mod export;

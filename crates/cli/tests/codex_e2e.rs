@@ -286,9 +286,9 @@ impl Drop for AppServer {
     }
 }
 
-/// The one portcullis hook Codex lists for `project`, checked to be in `trust`.
-/// The notes of `portcullis doctor --json` on a project's Codex hook.
-fn doctor_codex_notes(world: &World, project: &Path) -> String {
+/// `portcullis doctor --json` on a project's Codex hook: its exit code and
+/// the Codex check.
+fn doctor_codex(world: &World, project: &Path) -> (Option<i32>, Value) {
     let out = Command::new(harness::portcullis())
         .args(["doctor", "--json", "--dir"])
         .arg(project)
@@ -297,16 +297,18 @@ fn doctor_codex_notes(world: &World, project: &Path) -> String {
         .output()
         .expect("run portcullis doctor");
     let report: Value = serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
-    report["checks"]
+    let check = report["checks"]
         .as_array()
         .and_then(|c| {
             c.iter()
                 .find(|c| c["agent"] == "codex" && c["scope"] == "project")
         })
-        .map(|c| c["notes"].to_string())
-        .unwrap_or_else(|| panic!("no Codex project check: {report}"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no Codex project check: {report}"));
+    (out.status.code(), check)
 }
 
+/// The one portcullis hook Codex lists for `project`, checked to be in `trust`.
 fn portcullis_hook(hooks: &[Value], trust: &str, project: &Path) -> Value {
     let found: Vec<&Value> = hooks
         .iter()
@@ -352,16 +354,30 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     let mut app = AppServer::start(&world, &bin);
     portcullis_hook(&app.project_hooks(&untrusted), "untrusted", &untrusted);
     let hook = portcullis_hook(&app.project_hooks(&project), "untrusted", &project);
+    // portcullis computes the hash Codex keys its trust on, and Codex's key.
+    let (code, check) = doctor_codex(&world, &project);
+    assert_eq!(code, Some(1), "doctor passed an untrusted hook: {check:#}");
+    assert_eq!(
+        (
+            &check["codex_trust"][0]["hash"],
+            &check["codex_trust"][0]["key"]
+        ),
+        (&hook["currentHash"], &hook["key"]),
+        "portcullis and Codex disagree on the hook's trust identity: {check:#}\n{hook:#}"
+    );
     app.trust(&hook);
     portcullis_hook(&app.project_hooks(&project), "trusted", &project);
     drop(app);
     // `portcullis doctor` reads the trust Codex recorded: none for the
-    // untrusted project's hook, nothing to say for the trusted one.
+    // untrusted project's hook (a failure), nothing to say for the trusted one.
+    let (code, check) = doctor_codex(&world, &untrusted);
+    assert_eq!(code, Some(1), "{check:#}");
     assert!(
-        doctor_codex_notes(&world, &untrusted).contains("no trust recorded"),
-        "doctor does not see that Codex skips the untrusted hook"
+        check["notes"].to_string().contains("no trust recorded"),
+        "doctor does not see that Codex skips the untrusted hook: {check:#}"
     );
-    assert_eq!(doctor_codex_notes(&world, &project), "[]");
+    let (code, check) = doctor_codex(&world, &project);
+    assert_eq!((code, &check["notes"]), (Some(0), &json!([])), "{check:#}");
 
     // Installed but never trusted: Codex runs the call without the hook.
     let server = ModelServer::start(DENIED);

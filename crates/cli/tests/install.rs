@@ -424,6 +424,20 @@ fn doctor_reports_installed_hooks_that_answer() {
         env.ok(&["install", agent]);
     }
     env.ok(&["install", "claude-code", "--user"]);
+    // Every hook answers, but Codex skips its hook until the person trusts it.
+    let (code, report) = doctor(&env);
+    assert_eq!(code, Some(1), "{report:#}");
+    let codex = check(&report, "codex", "project");
+    assert_eq!(codex["status"], "untrusted", "{codex:#}");
+    env.write(
+        &env.home.join(".codex/config.toml"),
+        &format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.{}]\ntrusted_hash = {}\n",
+            env.proj.display(),
+            codex["codex_trust"][0]["key"],
+            codex["codex_trust"][0]["hash"],
+        ),
+    );
     let (code, report) = doctor(&env);
     assert_eq!(code, Some(0), "{report:#}");
     assert_eq!(report["ok"], true);
@@ -454,30 +468,71 @@ fn doctor_reports_installed_hooks_that_answer() {
 }
 
 #[test]
-fn doctor_says_when_codex_will_skip_the_hook() {
+fn doctor_fails_while_codex_would_skip_the_hook() {
     let env = Env::new("doctor-codex");
     env.ok(&["install", "codex"]);
     let (code, report) = doctor(&env);
-    assert_eq!(code, Some(0), "{report:#}");
-    let notes = check(&report, "codex", "project")["notes"].to_string();
+    let c = check(&report, "codex", "project");
+    assert_eq!(
+        code,
+        Some(1),
+        "an untrusted Codex hook passed doctor: {report:#}"
+    );
+    assert_eq!(c["status"], "untrusted", "{c:#}");
+    let notes = c["notes"].to_string();
     assert!(
         notes.contains("Codex has not trusted") && notes.contains("no trust recorded"),
         "{notes}"
     );
-    // What Codex writes when the person trusts the project and the hook.
     let hooks = env.proj.join(".codex/hooks.json");
-    env.write(
-        &env.home.join(".codex/config.toml"),
-        &format!(
-            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
-            env.proj.display(),
-            hooks.display()
-        ),
+    let key = format!("{}:pre_tool_use:0:0", hooks.display());
+    assert_eq!(c["codex_trust"][0]["key"], key.as_str(), "{c:#}");
+    let hash = c["codex_trust"][0]["hash"]
+        .as_str()
+        .expect("a hash")
+        .to_string();
+    assert!(
+        hash.starts_with("sha256:") && hash.len() == 7 + 64,
+        "{hash}"
     );
-    let (_, report) = doctor(&env);
+    let codex_config = |trusted_hash: &str| {
+        env.write(
+            &env.home.join(".codex/config.toml"),
+            &format!(
+                "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"{key}\"]\ntrusted_hash = \"{trusted_hash}\"\n",
+                env.proj.display(),
+            ),
+        )
+    };
+
+    // Trusted once, for another definition: Codex calls it modified and skips it.
+    codex_config("sha256:00");
+    let (code, report) = doctor(&env);
     let c = check(&report, "codex", "project");
+    assert_eq!(code, Some(1), "{c:#}");
+    assert_eq!(c["codex_trust"][0]["status"], "modified", "{c:#}");
+    assert!(c["notes"].to_string().contains("stale"), "{c:#}");
+
+    // What Codex writes when the person trusts the project and this hook.
+    codex_config(&hash);
+    let (code, report) = doctor(&env);
+    let c = check(&report, "codex", "project");
+    assert_eq!(code, Some(0), "{c:#}");
     assert_eq!(c["status"], "ok", "{c:#}");
     assert_eq!(c["notes"], json!([]), "{c:#}");
+
+    // A changed timeout is a new definition: the trust no longer holds.
+    let text = std::fs::read_to_string(&hooks).expect("hooks.json");
+    env.write(&hooks, &text.replace("600", "599"));
+    let (code, report) = doctor(&env);
+    assert_eq!(code, Some(1), "{report:#}");
+    let c = check(&report, "codex", "project");
+    assert_eq!(c["codex_trust"][0]["status"], "modified", "{c:#}");
+    // `install` puts the trusted definition back, so Codex trusts it again.
+    let said = env.ok(&["install", "codex"]);
+    assert!(!said.contains("trusted again"), "{said}");
+    let (code, _) = doctor(&env);
+    assert_eq!(code, Some(0), "install restored the trusted definition");
 }
 
 #[test]
