@@ -18,6 +18,7 @@
 //!
 //! What it is not: a policy (the engine decides) or a transport library (rmcp).
 
+mod clients;
 pub mod pin;
 
 /// `http::request::Parts`, as rmcp's HTTP transport puts them in a request's extensions.
@@ -365,6 +366,14 @@ fn client_elicits(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|info| info.capabilities.elicitation.is_some())
 }
 
+/// The name the client gave in `initialize`.
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+}
+
 /// How long a person has to answer the client's prompt.
 const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -428,16 +437,20 @@ impl Bridge {
 const AGENT_NAME: &str = "mcp-bridge";
 
 impl Bridge {
-    /// `Some(timeout)` when `[agents.mcp-bridge] on_ask = "hold"`.
-    fn hold_timeout(&self) -> Option<std::time::Duration> {
+    /// `Some(timeout)` when `[agents.mcp-bridge] on_ask = "hold"`: the
+    /// configured hold (default 120 s), ending before the client named
+    /// `client` stops waiting for the call.
+    fn hold_timeout(&self, client: Option<&str>) -> Option<std::time::Duration> {
         let engine = self.engine();
         let settings = engine.policy.agents.get(AGENT_NAME)?;
+        let wanted = std::time::Duration::from_secs(settings.hold_timeout_secs.unwrap_or(120));
         (settings.on_ask == Some(portcullis_policy::OnAsk::Hold))
-            .then(|| std::time::Duration::from_secs(settings.hold_timeout_secs.unwrap_or(120)))
+            .then(|| clients::hold_budget(client, wanted))
     }
 
     /// Keeps the call waiting until a person resolves `request` (or the
     /// timeout); after an approval the call is judged again. Nothing ran.
+    /// The deadline is stored with the request, for the UI's countdown.
     async fn hold(
         &self,
         request: i64,
@@ -446,6 +459,16 @@ impl Bridge {
         ctx: &CallContext,
     ) -> Option<portcullis_engine::Outcome> {
         let start = std::time::Instant::now();
+        let until = Self::now() + timeout.as_secs() as i64;
+        let held = {
+            let engine = self.engine();
+            engine.store.hold_request(request, until)
+        };
+        if held.is_err() {
+            // The store failed: keep the refusal. (`Ok(None)`: resolved
+            // meanwhile, which the first look below reads.)
+            return None;
+        }
         while start.elapsed() < timeout {
             let status = {
                 let engine = self.engine();
@@ -607,7 +630,7 @@ impl ServerHandler for Bridge {
                 {
                     outcome = again;
                 }
-            } else if let Some(timeout) = self.hold_timeout()
+            } else if let Some(timeout) = self.hold_timeout(client_name(&context).as_deref())
                 && let Some(again) = self.hold(request, timeout, &call, &ctx).await
             {
                 outcome = again;

@@ -193,7 +193,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
                     .saturating_duration_since(Instant::now())
                     .saturating_sub(HOLD_MARGIN);
                 let timeout = wanted.min(left);
-                match hold(&engine.store, r.id, timeout)? {
+                match hold(&engine.store, r.id, now, timeout)? {
                     Some(RequestStatus::Approved) => {
                         // The approval made a grant: judge again (nothing ran meanwhile).
                         let again = engine.decide(&call, &ctx, crate::state::now())?;
@@ -267,9 +267,11 @@ fn notify_text(reason: &str, request: i64, server_addr: &str) -> String {
     )
 }
 
-/// Waits for a person to resolve the request; `None` on timeout.
-fn hold(store: &Store, request: i64, timeout: Duration) -> Result<Option<RequestStatus>> {
+/// Waits for a person to resolve the request; `None` on timeout. The
+/// deadline is stored with the request first: the UI counts down to it.
+fn hold(store: &Store, request: i64, now: i64, timeout: Duration) -> Result<Option<RequestStatus>> {
     let start = Instant::now();
+    store.hold_request(request, now + timeout.as_secs() as i64)?;
     while start.elapsed() < timeout {
         if let Some(r) = store.request(request)?
             && r.status != RequestStatus::Pending

@@ -578,6 +578,11 @@ fn on_ask_hold_waits_for_a_person_who_approves() {
         hook.try_wait().expect("poll the hook").is_none(),
         "the hook waits for the person"
     );
+    // The hook stored how long it waits (the hold asked for, well inside
+    // Claude Code's 600 s): the UI counts down to it.
+    let until = fx.sb.wait_for_hold("h-1", Duration::from_secs(30));
+    let left = until - unix_now();
+    assert!((50..=61).contains(&left), "held for {left} s more");
     let id = request["id"].as_i64().unwrap();
     let resolved = fx.sb.cli_json(&[
         "requests",
@@ -623,6 +628,37 @@ fn on_ask_hold_waits_for_a_person_who_denies() {
     let run = HookRun::from_output(hook.wait_with_output().expect("the hook answers"));
     let reason = format!("{NPM_TEST} — a person denied request #{id}");
     run.expect(Some(reply::claude("deny", &reason)), 2, &stderr(&reason));
+}
+
+/// A hold longer than the agent allows ends before the agent's timeout: the
+/// stored deadline is the hook's budget (Gemini: 60 s less 6 s) less the 2 s
+/// it keeps to answer, whatever `hold_timeout_secs` says.
+#[test]
+fn a_hold_ends_inside_the_agents_timeout() {
+    let fx = Fx::with(
+        "onask-hold-gemini",
+        "[agents.gemini]\non_ask = \"hold\"\nhold_timeout_secs = 70\n",
+    );
+    let p = payload::gemini("h-4", fx.w(), "run_shell_command", bash("npm test"));
+    let started = unix_now();
+    let hook = fx.sb.spawn_hook("gemini", Some(&fx.config), &p.to_string());
+    let until = fx.sb.wait_for_hold("h-4", Duration::from_secs(30));
+    assert!(
+        until - started <= 52 && until - started >= 48,
+        "Gemini's hook holds until {} s after it started",
+        until - started
+    );
+    let id = fx.sb.pending_request_id("h-4");
+    fx.sb.cli_json(&[
+        "requests",
+        "resolve",
+        &id.to_string(),
+        "--scope",
+        "deny",
+        "--json",
+    ]);
+    let run = HookRun::from_output(hook.wait_with_output().expect("the hook answers"));
+    assert_eq!(run.code, Some(2), "{run:?}");
 }
 
 #[test]
@@ -1378,4 +1414,11 @@ fn pi_malformed_input_denies() {
         fx.raw("pi", &text)
             .expect(Some(reply::pi("deny", &could_not_judge(&error))), 0, "");
     }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs() as i64
 }

@@ -644,6 +644,24 @@ async fn on_ask_hold_keeps_the_call_waiting_for_a_person() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(!pending.is_finished());
+    // The bridge stored its deadline: the 60 s asked for, cut to end a
+    // margin before an unknown client's 60 s tool timeout (54 s).
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let until = loop {
+        let list = w.cli_json(&["requests", "list", "--json"]);
+        if let Some(until) = list[0]["held_until"].as_i64() {
+            break until;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        (48..=55).contains(&(until - started)),
+        "the bridge holds for {} s",
+        until - started
+    );
     w.cli_json(&[
         "requests",
         "resolve",

@@ -83,6 +83,24 @@
   }
   window.__portcullisEvents = events;
 
+  // Held calls: count down to the deadline the hook or bridge stored.
+  function tick() {
+    const now = Date.now() / 1000;
+    for (const el of document.querySelectorAll(".held.waiting[data-until]")) {
+      const left = Math.floor(Number(el.dataset.until) - now);
+      const out = el.querySelector(".countdown");
+      if (left > 0) {
+        if (out) out.textContent = " (" + left + " s left)";
+      } else {
+        el.classList.remove("waiting");
+        el.classList.add("gone");
+        el.textContent = "The agent stopped waiting: an approval applies when it retries the call.";
+      }
+    }
+  }
+  tick();
+  setInterval(tick, 1000);
+
   // Keyboard: g r / g g / g a / g s move between pages.
   let pending = null;
   document.addEventListener("keydown", function (e) {

@@ -284,7 +284,26 @@ fn line_diff(old: &str, new: &str) -> String {
     out
 }
 
+/// Whether an agent's call waits for this answer, and until when (the
+/// deadline its hook or the bridge stored; `app.js` counts down to it).
+fn held_html(held_until: Option<i64>, now: i64) -> String {
+    match held_until {
+        Some(until) if until > now => format!(
+            "<p class=\"held waiting\" data-until=\"{until}\">An agent is waiting for this \
+             answer until {} UTC<span class=\"countdown\"></span>.</p>",
+            time_text(until)
+        ),
+        Some(until) => format!(
+            "<p class=\"held gone\">The agent stopped waiting at {} UTC: an approval applies \
+             when it retries the call.</p>",
+            time_text(until)
+        ),
+        None => String::new(),
+    }
+}
+
 fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> String {
+    let now = unix_now();
     if list.is_empty() {
         return "<p class=\"empty\">No pending requests. New ones appear here as agents are refused.</p>".into();
     }
@@ -312,7 +331,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                    <dt>Agent</dt><dd>{agent} <span class=\"muted\">({kind})</span></dd>\
                    <dt>Session</dt><dd><code>{session}</code></dd>{workflow}\
                    <dt>Policy scope</dt><dd>{scope}</dd>\
-                   <dt>Last asked</dt><dd>{when}</dd></dl>",
+                   <dt>Last asked</dt><dd>{when}</dd></dl>{held}",
             id = r.id,
             op = r.op.as_str(),
             target = esc(&r.target.to_string()),
@@ -326,6 +345,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 .unwrap_or_default(),
             scope = esc(&r.policy_scope),
             when = time_text(r.last_seen),
+            held = held_html(r.held_until, now),
         );
         if r.eligible {
             let _ = write!(

@@ -1085,3 +1085,60 @@ async fn damage_found_by_the_timed_quick_check_makes_the_server_not_ready() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["decision"], "deny", "{body}");
 }
+
+#[tokio::test]
+async fn a_held_call_shows_its_deadline_and_a_stale_one_says_so() {
+    let fx = Fx::new();
+    let token = fx.session("s1").await;
+    let (_, d, _) = fx.send(fx.outside_read("s1", &token)).await;
+    let id = d["request"]["id"].as_i64().unwrap();
+    let html = fragment(&fx).await;
+    assert!(!html.contains("class=\"held"), "nobody waits yet: {html}");
+
+    // A hook stores its deadline: the card counts down to it.
+    let until = portcullis_store::unix_now() + 40;
+    fx.state.store().hold_request(id, until).unwrap();
+    let html = fragment(&fx).await;
+    assert!(
+        html.contains(&format!("data-until=\"{until}\"")) && html.contains("An agent is waiting"),
+        "{html}"
+    );
+    // The API reports the same deadline.
+    let (_, list, _) = fx.send(fx.admin_get("/v1/requests")).await;
+    assert_eq!(list[0]["held_until"], until, "{list}");
+
+    // Past it, the card says the agent stopped waiting.
+    let id2 = {
+        let (_, d, _) = fx
+            .send(
+                Request::post("/v1/decide")
+                    .header(header::HOST, HOST)
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .header("x-session-id", "s1")
+                    .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                    .body(Body::from(
+                        json!({"tool": "Read", "origin": "core", "input": {"file_path": "/etc/hosts"}, "cwd": fx.work})
+                            .to_string(),
+                    ))
+                    .unwrap(),
+            )
+            .await;
+        d["request"]["id"].as_i64().unwrap()
+    };
+    fx.state
+        .store()
+        .hold_request(id2, portcullis_store::unix_now() - 5)
+        .unwrap();
+    let html = fragment(&fx).await;
+    assert!(html.contains("The agent stopped waiting"), "{html}");
+}
+
+/// The requests fragment the UI reloads, as the logged-in person sees it.
+async fn fragment(fx: &Fx) -> String {
+    let req = fx
+        .get("/fragments/requests")
+        .header(header::COOKIE, fx.login_cookie())
+        .body(Body::empty())
+        .unwrap();
+    fx.send(req).await.1.as_str().expect("HTML").to_string()
+}

@@ -9,7 +9,7 @@ use crate::{Result, Store, StoreError};
 
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
-                            resolved_at, grant_id";
+                            resolved_at, grant_id, held_until";
 
 /// `Vec<Resolution>` as a JSON array of words.
 struct Suggested(Vec<Resolution>);
@@ -48,6 +48,7 @@ fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
         resolved_by: r.get(13)?,
         resolved_at: r.get(14)?,
         grant: r.get(15)?,
+        held_until: r.get(16)?,
     })
 }
 
@@ -114,6 +115,29 @@ impl Store {
         tx.commit()
             .map_err(self.sql("commit a permission request"))?;
         Ok(request)
+    }
+
+    /// Records that a front door keeps the agent's call for pending request
+    /// `id` waiting until `until` (unix seconds): the stored deadline becomes
+    /// the later of the two. Returns the stored deadline, or `None` when the
+    /// request is no longer pending (nothing to wait for).
+    ///
+    /// Errors: [`StoreError::UnknownRequest`].
+    pub fn hold_request(&self, id: i64, until: i64) -> Result<Option<i64>> {
+        let tx = self.immediate("lock the database to hold a permission request")?;
+        let stored = tx
+            .prepare_cached(
+                "UPDATE requests SET held_until = max(coalesce(held_until, ?2), ?2)
+                 WHERE id = ?1 AND status = 'pending' RETURNING held_until",
+            )
+            .and_then(|mut stmt| stmt.query_row(params![id, until], |r| r.get(0)).optional())
+            .map_err(self.sql("hold a permission request"))?;
+        if stored.is_none() && self.load_request(&tx, id)?.is_none() {
+            return Err(StoreError::UnknownRequest { id });
+        }
+        tx.commit()
+            .map_err(self.sql("commit a permission request's hold"))?;
+        Ok(stored)
     }
 
     /// The request with this id.

@@ -138,6 +138,17 @@ CREATE TABLE tool_pins (
 ) STRICT;
 "#,
     },
+    Migration {
+        version: 3,
+        name: "the hold deadline of a permission request",
+        sql: r#"
+-- Until when (unix seconds) a front door (a hook, the MCP bridge) keeps the
+-- agent's call waiting for a person: the latest deadline any holder stored,
+-- each computed below the agent's own timeout. The UI counts down to it;
+-- NULL when nobody ever waited.
+ALTER TABLE requests ADD COLUMN held_until INTEGER;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -429,6 +429,9 @@ pub struct Request {
     pub resolved_at: Option<i64>,
     /// The grant its approval made.
     pub grant: Option<i64>,
+    /// Until when (unix seconds) an agent's call waits for the answer: the
+    /// latest deadline a hook or the bridge stored; `None` if none waited.
+    pub held_until: Option<i64>,
 }
 
 /// One audit event. `detail` carries reason codes, effect kinds with canonical

@@ -265,3 +265,31 @@ fn requests_refuse_bad_input() {
         .resolve_request(r.id, Resolution::Deny, "alice", 2)
         .unwrap();
 }
+
+#[test]
+fn a_hold_deadline_is_stored_once_per_request_and_only_grows() {
+    let (_dir, store) = support::store();
+    store.register_session(&main_session("s")).unwrap();
+    let new = request("s", Op::Read, file("/home/u/Downloads/a.pdf"));
+    let r = store.raise_request(&new, 1000).unwrap();
+    assert_eq!(r.held_until, None, "nobody waits yet");
+    assert_eq!(store.hold_request(r.id, 1054).unwrap(), Some(1054));
+    // A second holder (a retry) with an earlier deadline keeps the later one;
+    // a later one extends it.
+    assert_eq!(store.hold_request(r.id, 1030).unwrap(), Some(1054));
+    assert_eq!(store.hold_request(r.id, 1100).unwrap(), Some(1100));
+    assert_eq!(store.request(r.id).unwrap().unwrap().held_until, Some(1100));
+    // The retry collapses into the same request, deadline kept.
+    let again = store.raise_request(&new, 1001).unwrap();
+    assert_eq!((again.id, again.held_until), (r.id, Some(1100)));
+    // Resolved: nothing to wait for, the deadline stays as it was.
+    store
+        .resolve_request(r.id, Resolution::Deny, "alice", 1002)
+        .unwrap();
+    assert_eq!(store.hold_request(r.id, 2000).unwrap(), None);
+    assert_eq!(store.request(r.id).unwrap().unwrap().held_until, Some(1100));
+    assert!(matches!(
+        store.hold_request(9999, 2000),
+        Err(StoreError::UnknownRequest { id: 9999 })
+    ));
+}

@@ -168,6 +168,27 @@ impl Sandbox {
         }
     }
 
+    /// The hold deadline stored with `session`'s pending request, once a
+    /// holding front door stored it.
+    pub fn wait_for_hold(&self, session: &str, timeout: Duration) -> i64 {
+        let start = Instant::now();
+        loop {
+            let held = self
+                .pending_requests()
+                .into_iter()
+                .find(|r| r["session"] == session)
+                .and_then(|r| r["held_until"].as_i64());
+            if let Some(until) = held {
+                return until;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "no hold stored for {session} after {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Every audit row (`audit export --jsonl`).
     pub fn audit(&self) -> Vec<Value> {
         let out = self.cli(&["audit", "export", "--jsonl"]);
