@@ -16,8 +16,11 @@ use std::ops::Range;
 use crate::model::{Effect, OpaqueReason};
 use crate::word::Word;
 
+mod git_options;
 mod readers;
 mod table;
+
+pub use git_options::{GIT_GLOBAL_OPTIONS, GitGlobal, GitSplit, GitValue, git_split};
 
 pub use table::{ENV_VARS, LOADS_FROM_CWD, PROGRAMS, UNMODELLED_RUNNERS};
 

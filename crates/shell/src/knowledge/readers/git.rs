@@ -21,43 +21,34 @@ pub(super) const GIT_SHELL_KEYS: &[&str] = &[
 ];
 
 pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
-    // Global options before the subcommand.
-    let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
-        if w.dynamic {
-            f.opaque(
-                OpaqueReason::DynamicCode,
-                format!("git argument known only at run time: {}", w.value),
-            );
-            return;
-        }
-        let v = w.value.as_str();
-        if !v.starts_with('-') {
-            break;
-        }
-        let (opt, inline) = match v.split_once('=') {
-            Some((o, val)) => (o, Some(val.to_string())),
-            None => (v, None),
-        };
-        let takes = matches!(
-            opt,
-            "-c" | "-C"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--exec-path"
-                | "--super-prefix"
-                | "--list-cmds"
-                | "--attr-source"
+    // Global options before the subcommand, split as git splits them.
+    let split = crate::knowledge::git_split(&args.iter().map(|w| &w.value).collect::<Vec<_>>());
+    let globals_end = split.subcommand.or(split.unknown).unwrap_or(args.len());
+    if let Some(w) = args[..globals_end.min(args.len())]
+        .iter()
+        .chain(split.subcommand.and_then(|i| args.get(i)))
+        .find(|w| w.dynamic)
+    {
+        f.opaque(
+            OpaqueReason::DynamicCode,
+            format!("git argument known only at run time: {}", w.value),
         );
-        let value = if takes && inline.is_none() && !(opt == "--exec-path" && v == "--exec-path") {
-            i += 1;
-            args.get(i).map(|n| (n.value.clone(), n.dynamic))
-        } else {
-            inline.map(|s| (s, false))
-        };
+        return;
+    }
+    if let Some(u) = split.unknown {
+        f.opaque(
+            OpaqueReason::UnknownWrapperOption,
+            format!("git option this analysis does not know: {}", args[u].value),
+        );
+        return;
+    }
+    for g in &split.globals {
+        let opt = g.name.as_str();
+        let value = g
+            .value_at
+            .and_then(|at| args.get(at))
+            .zip(g.value.clone())
+            .map(|(w, v)| (v, w.dynamic));
         match opt {
             "-c" => {
                 if let Some((kv, dynamic)) = value {
@@ -69,7 +60,7 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
                 opt,
                 "sets configuration (which can name programs) from the environment",
             ),
-            "--exec-path" if v.contains('=') => {
+            "--exec-path" if value.is_some() => {
                 f.code("git", opt, "runs git's subcommands from another directory")
             }
             "--git-dir" | "--work-tree" => {
@@ -91,10 +82,15 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
                     f.read_path(&dir, dynamic);
                 }
             }
+            "--shallow-file" => {
+                if let Some((file, dynamic)) = value {
+                    f.read_path(&file, dynamic);
+                }
+            }
             _ => {}
         }
-        i += 1;
     }
+    let i = globals_end;
     let Some(sub) = args.get(i) else { return };
     let rest = &args[i + 1..];
     let sub = sub.value.as_str();
