@@ -526,21 +526,25 @@ fn is_read_only(cmd: &portcullis_shell::Command) -> bool {
     READ_ONLY_PROGRAMS.contains(&name)
 }
 
-/// A read-only git subcommand, after global options (`git -C dir log`).
+/// A read-only git subcommand, after global options (`git -C dir log`),
+/// split as git splits them (`portcullis_shell::knowledge::git_split`).
 fn git_read_only(cmd: &portcullis_shell::Command) -> bool {
-    let mut i = 1;
-    while let Some(w) = cmd.words.get(i) {
-        if cmd.dynamic_words.contains(&i) {
-            return false;
-        }
-        match w.as_str() {
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
-            "-c" | "--config-env" => return false, // carries code effects, judged separately; not plain
-            w if w.starts_with("-c") || w.starts_with("--config-env") => return false,
-            w if w.starts_with('-') => i += 1,
-            _ => break,
-        }
+    if !cmd.dynamic_words.is_empty() {
+        return false;
     }
+    let args = cmd.words.get(1..).unwrap_or_default();
+    let split = portcullis_shell::knowledge::git_split(args);
+    // `-c`/`--config-env` carry code effects, judged separately: not plain.
+    if split
+        .globals
+        .iter()
+        .any(|g| matches!(g.name.as_str(), "-c" | "--config-env" | "--exec-path"))
+    {
+        return false;
+    }
+    let Some(i) = split.subcommand.map(|s| s + 1) else {
+        return false;
+    };
     let Some(sub) = cmd.words.get(i) else {
         return false;
     };

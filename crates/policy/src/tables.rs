@@ -690,17 +690,8 @@ pub fn hazard(cmd: &Command) -> Option<HazardHit> {
 }
 
 fn git_hazard<'a>(args: &[&'a str]) -> Option<(String, Vec<&'a str>)> {
-    // Skip global options to the subcommand.
-    let mut i = 0;
-    while i < args.len() && args[i].starts_with('-') {
-        if matches!(
-            args[i],
-            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-        ) {
-            i += 1;
-        }
-        i += 1;
-    }
+    // The subcommand after global options, split as git splits them.
+    let i = portcullis_shell::knowledge::git_split(args).subcommand?;
     let sub = *args.get(i)?;
     let rest = &args[i + 1..];
     let find = |pred: &dyn Fn(&str) -> bool| {
