@@ -17,6 +17,7 @@ use crate::model::{Effect, OpaqueReason};
 use crate::word::Word;
 
 mod git_options;
+mod options;
 mod readers;
 mod table;
 

@@ -1,0 +1,100 @@
+//! The class "programs with their own languages": sed and awk scripts are
+//! read as sed and awk read them, so a command, a write or a read hidden in
+//! the script (or in an option the scanner must understand to find the
+//! script) is judged, and ordinary scripts stay allowed.
+
+use portcullis_policy::{
+    Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
+};
+use serde_json::json;
+
+const CWD: &str = "/home/dev/proj";
+
+fn verdict(config: &str, command: &str) -> Verdict {
+    let policy = Policy::from_layers(vec![
+        Layer::from_toml(LayerKind::User, "test.toml", config).expect("config parses"),
+    ]);
+    let facts = LexicalFacts {
+        home: "/home/dev".into(),
+        roots: vec![CWD.into()],
+        protected: vec![
+            ("/home/dev/proj/.git/hooks".into(), "git hooks".into()),
+            (
+                "/home/dev/proj/.git/config".into(),
+                "git configuration".into(),
+            ),
+            ("/home/dev/.bashrc".into(), "shell startup file".into()),
+        ],
+        secret: vec![("/home/dev/.ssh".into(), "ssh keys".into())],
+    };
+    let call = ToolCall {
+        tool: ToolRef {
+            name: "Bash".into(),
+            origin: Origin::Core,
+            server: None,
+            manifest: None,
+        },
+        input: json!({ "command": command }),
+        cwd: CWD.into(),
+    };
+    decide(&call, &policy, &facts).decision
+}
+
+const SED: &str =
+    "mode = \"ask\"\n[permissions]\nallow = [\"Bash(sed *)\", \"Read(./**)\", \"Edit(./**)\"]\n";
+
+/// The commands a script runs are judged as commands (`1e id` is as harmless
+/// as `id`): these run a program from a file, which always needs a person.
+#[test]
+fn sed_scripts_that_run_write_or_read_are_judged() {
+    for command in [
+        // `e` after a label, a loop, a block, a negated address.
+        "sed ':a;N;$!ba;1e ./run.sh' f.txt",
+        "sed -n '1{e ./run.sh\n}' f.txt",
+        "sed -ne '1{e ./run.sh' -e '}' f.txt",
+        "sed '$!N;1!e ./run.sh' f.txt",
+        "sed 's/a/b/e' f.txt",
+        "sed 's/a/b/;s/c/d/ge' f.txt",
+        // Options that take a value must not swallow the script, nor make it a file.
+        "sed -n -l 1 'e ./run.sh' f.txt",
+        "sed -nl1 -e '1e ./run.sh' f.txt",
+        "sed --expr='1e ./run.sh' f.txt",
+        "sed --line-length 1 -s '1e ./run.sh' f.txt",
+        // Writes and reads named in the script.
+        "sed 's/a/b/w /home/dev/.bashrc' f.txt",
+        "sed -n 'w /home/dev/.bashrc' f.txt",
+        "sed '1r /home/dev/.ssh/id_rsa' f.txt",
+        "sed '0,/x/R /home/dev/.ssh/id_rsa' f.txt",
+        // In-place backups: the suffix names a written file.
+        "sed -i'.git/hooks/pre-commit*' s/a/b/ x",
+        "sed --in-place='/../../.bashrc' s/a/b/ x",
+        "sed -i.orig s/a/b/ .git/config",
+        // A word known only at run time may be `-i`.
+        "sed s/a/b/ \"$opt\" f.txt",
+        // Scripts sed would reject, or this reader cannot read: ask.
+        "sed -f script.sed f.txt",
+        "sed --frobnicate s/a/b/ f.txt",
+    ] {
+        assert_ne!(verdict(SED, command), Verdict::Allow, "{command}");
+    }
+}
+
+#[test]
+fn ordinary_sed_scripts_stay_allowed() {
+    for command in [
+        "sed -n 's/foo/bar/p' src/a.c",
+        "sed -E 's/(a|b)+/x/g' src/a.c",
+        "sed -i.bak 's/a/b/' src/a.c",
+        "sed -i -e 's/a/b/' -e '/^$/d' src/a.c",
+        "sed '/^#/d;/^$/d' src/a.c",
+        "sed -n '1,10p' src/a.c",
+        "sed 'y/abc/xyz/' src/a.c",
+        "sed '$a\\\nend' src/a.c",
+        "sed 'a e rm -rf /' src/a.c",
+        "sed -n '/start/,/end/{/end/!p}' src/a.c",
+        "sed 's/x/y/w out.txt' src/a.c",
+        "sed --version",
+    ] {
+        assert_eq!(verdict(SED, command), Verdict::Allow, "{command}");
+    }
+}
