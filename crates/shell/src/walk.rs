@@ -53,6 +53,9 @@ pub(crate) struct Walker<'l> {
     aliases: std::collections::HashMap<String, String>,
     /// Variables declared integer (`declare -i`): assigning them evaluates arithmetic.
     integer_vars: HashSet<String>,
+    /// Variables declared name references (`declare -n`): the value assigned
+    /// is a name whose subscript is evaluated on every use.
+    nameref_vars: HashSet<String>,
 }
 
 impl<'l> Walker<'l> {
@@ -68,6 +71,7 @@ impl<'l> Walker<'l> {
             cwd: RunsIn::Caller,
             aliases: Default::default(),
             integer_vars: HashSet::new(),
+            nameref_vars: HashSet::new(),
         }
     }
 
@@ -416,6 +420,22 @@ impl<'l> Walker<'l> {
                     for w in values {
                         let w = self.word(&w.value, depth);
                         plain &= !w.dynamic && arith::is_plain_value(&w.value);
+                        let assigned = EnvAssignment {
+                            name: f.variable_name.clone(),
+                            value: w.value.clone(),
+                            dynamic: w.dynamic,
+                        };
+                        if self.nameref_vars.contains(&f.variable_name) {
+                            // A name reference as the loop variable refers to each word in turn.
+                            self.nameref_target(&assigned, depth);
+                        }
+                        if self.integer_vars.contains(&f.variable_name) {
+                            if w.dynamic {
+                                self.variable_filled(&f.variable_name, "for");
+                            } else {
+                                self.arith(&w.value, depth);
+                            }
+                        }
                         self.shell_variable_set(
                             &EnvAssignment {
                                 name: f.variable_name.clone(),
@@ -428,6 +448,7 @@ impl<'l> Walker<'l> {
                 } else {
                     plain = false;
                     self.shell_variable_read_in(&f.variable_name, "for");
+                    self.variable_filled(&f.variable_name, "for");
                 }
                 self.set_var(&f.variable_name, plain);
                 self.list(&f.body.list, via, depth);
@@ -537,13 +558,14 @@ impl<'l> Walker<'l> {
     }
 
     /// An arithmetic context: its substitutions run, and names it reads must
-    /// hold plain values.
+    /// hold plain values. Quotes do not quote here: bash expands the text as
+    /// if double-quoted, so `a['$(id)']` runs `id`.
     fn arith(&mut self, expr: &str, depth: u32) {
         if !self.spend(expr.len()) {
             return;
         }
-        let w = word::normalize(expr, &self.opts);
-        self.nested(&w.nested, depth);
+        let nested = word::quotes_literal_code(expr, &self.opts);
+        self.nested(&nested, depth);
         let bad = arith::unsafe_names(expr, &self.plain_vars);
         if !bad.is_empty() {
             self.opaque(
@@ -567,6 +589,17 @@ impl<'l> Walker<'l> {
             let inner = w.value[open + 1..].trim_end_matches(']').to_string();
             self.arith(&inner, depth);
         }
+    }
+
+    /// The value given to a name reference: a variable name whose subscript
+    /// (quotes literal: `'a[$(id)]'`) is evaluated whenever it is used.
+    fn nameref_target(&mut self, e: &EnvAssignment, depth: u32) {
+        let target = Word {
+            value: e.value.clone(),
+            dynamic: e.dynamic,
+            nested: Vec::new(),
+        };
+        self.subscript_in_name(&target, depth);
     }
 
     fn set_var(&mut self, name: &str, plain: bool) {
@@ -609,6 +642,23 @@ impl<'l> Walker<'l> {
         }
         let suffix: Vec<&ast::CommandPrefixOrSuffixItem> =
             s.suffix.iter().flat_map(|p| p.0.iter()).collect();
+        if let Some(w) = &s.word_or_name
+            && is_open_subscript(&w.value)
+        {
+            // `a[ '$(id)' ]=1`: bash reads an assignment whose subscript holds
+            // blanks (and evaluates it); the parser sees a command `a[`.
+            self.opaque(
+                OpaqueReason::UnsupportedSyntax,
+                format!("an assignment with blanks in its subscript: {}", w.value),
+            );
+            for item in &suffix {
+                if let ast::CommandPrefixOrSuffixItem::Word(w)
+                | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) = item
+                {
+                    self.arith(&w.value, depth);
+                }
+            }
+        }
         for (k, item) in suffix.iter().enumerate() {
             if is_fd_variable(item)
                 && matches!(
@@ -630,6 +680,10 @@ impl<'l> Walker<'l> {
                 if self.integer_vars.contains(&e.name) {
                     // Assigning an integer variable evaluates the value as arithmetic.
                     self.arith(&e.value.clone(), depth);
+                }
+                if self.nameref_vars.contains(&e.name) {
+                    // A name reference's value is a name: `a[$(id)]` runs on use.
+                    self.nameref_target(e, depth);
                 }
                 self.shell_variable_set(e, depth);
             }
@@ -706,10 +760,18 @@ impl<'l> Walker<'l> {
             ast::AssignmentValue::Array(items) => {
                 let mut parts = Vec::new();
                 let mut dynamic = false;
+                // bash reads `[ '$(id)' ]=1` inside `( … )` as one element whose
+                // subscript holds blanks; the parser splits it into words. Every
+                // element of such a literal may be part of a subscript.
+                let spaced_subscript = items
+                    .iter()
+                    .any(|(key, value)| key.is_none() && value.value.starts_with('['));
                 for (key, value) in items {
                     if let Some(k) = key {
                         let kw = self.word(&k.value, depth);
                         self.arith(&kw.value, depth);
+                    } else if spaced_subscript {
+                        self.arith(&value.value, depth);
                     }
                     let vw = self.word(&value.value, depth);
                     dynamic |= vw.dynamic;
@@ -1176,8 +1238,12 @@ impl<'l> Walker<'l> {
                 }
                 true
             }
-            "unset" | "read" | "printf" | "mapfile" | "readarray" | "wait" | "test" | "[" => {
+            "unset" | "read" | "printf" | "wait" | "test" | "[" | "getopts" => {
                 self.name_arguments(name, args, depth);
+                false
+            }
+            "mapfile" | "readarray" => {
+                self.mapfile(name, args, depth);
                 false
             }
             "bind" | "complete" | "compgen" | "fc" | "enable" | "hash" => {
@@ -1220,15 +1286,30 @@ impl<'l> Walker<'l> {
             if integer {
                 self.integer_vars.insert(lhs.clone());
             }
-            let Some(v) = value else { continue };
+            if nameref {
+                self.nameref_vars.insert(lhs.clone());
+            }
+            let Some(v) = value else {
+                if nameref && !self.plain_vars.contains(&lhs) {
+                    // `x='a[$(id)]'; declare -n x`: the value it already has
+                    // becomes the name it refers to.
+                    self.opaque(
+                        OpaqueReason::ArithmeticEvaluation,
+                        format!("{name} -n {lhs}: refers to a name whose value is not known"),
+                    );
+                }
+                continue;
+            };
             if nameref {
                 // A reference to `a[sub]` evaluates the subscript on every use.
-                let target = Word {
-                    value: v.clone(),
-                    dynamic: a.dynamic,
-                    nested: Vec::new(),
-                };
-                self.subscript_in_name(&target, depth);
+                self.nameref_target(
+                    &EnvAssignment {
+                        name: lhs.clone(),
+                        value: v.clone(),
+                        dynamic: a.dynamic,
+                    },
+                    depth,
+                );
             }
             let compound = v.starts_with('(') && v.ends_with(')');
             if a.dynamic && (array || integer || compound) {
@@ -1297,13 +1378,16 @@ impl<'l> Walker<'l> {
     /// Builtins that take variable names, which may carry arithmetic subscripts.
     fn name_arguments(&mut self, name: &str, args: &[Word], depth: u32) {
         let takes_names = match name {
-            "unset" | "read" | "mapfile" | "readarray" => true,
+            "unset" | "read" => true,
             "printf" | "wait" => false,
             _ => false,
         };
         let mut next_is_name = false;
-        for a in args {
-            let is_name = next_is_name || (takes_names && !a.value.starts_with('-'));
+        for (i, a) in args.iter().enumerate() {
+            // `getopts OPTSTRING NAME [ARGS]`: the second word is a name.
+            let is_name = next_is_name
+                || (takes_names && !a.value.starts_with('-'))
+                || (name == "getopts" && i == 1);
             // `-v NAME` (printf), `-p NAME` (wait; read's prompt is taken as a
             // name too, which only over-judges), `-a NAME` (read), also at the
             // end of a cluster (`read -ra NAME`).
@@ -1317,10 +1401,103 @@ impl<'l> Walker<'l> {
             }
             if is_name && !a.dynamic && name != "unset" && name != "test" && name != "[" {
                 self.shell_variable_read_in(&a.value, name);
+                self.variable_filled(&a.value, name);
             }
         }
-        if matches!(name, "mapfile" | "readarray") {
-            self.code_binding_builtin(name, args);
+    }
+
+    /// A variable given a value only known at run time (`read x`, `printf -v
+    /// x`, `mapfile x`, `getopts … x`): assigning an integer variable evaluates
+    /// the value as arithmetic, and a name reference's value is a name whose
+    /// subscript is evaluated: both may run code the text does not show.
+    fn variable_filled(&mut self, name: &str, how: &str) {
+        let base = name.split('[').next().unwrap_or(name);
+        self.plain_vars.remove(base);
+        if self.integer_vars.contains(base) || self.nameref_vars.contains(base) {
+            self.opaque(
+                OpaqueReason::ArithmeticEvaluation,
+                format!("`{how}` gives {base}, an integer variable or name reference, a value known only at run time"),
+            );
+        }
+    }
+
+    /// `mapfile`/`readarray [-d D] [-n N] [-O O] [-s S] [-t] [-u FD] [-C
+    /// CALLBACK] [-c QUANTUM] [ARRAY]`: the callback is shell text bash
+    /// evaluates with two arguments appended (the index and the line,
+    /// quoted), so it is walked as a script of its own.
+    fn mapfile(&mut self, name: &str, args: &[Word], depth: u32) {
+        const VALUED: &[u8] = b"dnOsuCc";
+        let mut callback: Option<Word> = None;
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            if a.dynamic && a.value.starts_with('-') {
+                // It may be an option, `-C` included.
+                self.opaque(OpaqueReason::DynamicCode, format!("{name} {}", a.value));
+                i += 1;
+                continue;
+            }
+            if a.value == "--" {
+                i += 1;
+                break;
+            }
+            if a.dynamic || !a.value.starts_with('-') || a.value == "-" {
+                break;
+            }
+            let letters = &a.value.as_bytes()[1..];
+            let mut k = 0;
+            while k < letters.len() {
+                let letter = letters[k];
+                k += 1;
+                if !VALUED.contains(&letter) {
+                    continue;
+                }
+                // The value: the rest of the cluster, else the next word.
+                let value = if k < letters.len() {
+                    Some(Word {
+                        value: a.value[1 + k..].to_string(),
+                        dynamic: false,
+                        nested: Vec::new(),
+                    })
+                } else {
+                    i += 1;
+                    args.get(i).cloned()
+                };
+                if letter == b'C' {
+                    match value {
+                        Some(v) => callback = Some(v),
+                        None => self.opaque(
+                            OpaqueReason::ParseError,
+                            format!("{name} -C without a callback"),
+                        ),
+                    }
+                }
+                break;
+            }
+            i += 1;
+        }
+        for a in &args[i.min(args.len())..] {
+            if a.dynamic || a.value.contains('[') {
+                self.subscript_in_name(a, depth);
+            }
+            if !a.dynamic {
+                self.shell_variable_read_in(&a.value, name);
+                self.variable_filled(&a.value, name);
+            }
+        }
+        if let Some(cb) = &callback {
+            if cb.dynamic {
+                self.opaque(
+                    OpaqueReason::DynamicCode,
+                    format!(
+                        "{name} -C {} runs a callback known only at run time",
+                        cb.value
+                    ),
+                );
+            } else {
+                let text = format!("{} 0 \"$__mapfile_line\"", cb.value);
+                self.scoped(|w| w.text(&text, Via::Wrapper(name.to_string()), depth + 1));
+            }
         }
     }
 
@@ -1330,7 +1507,6 @@ impl<'l> Walker<'l> {
         let flags: &[&str] = match name {
             "bind" => &["-x"],
             "complete" | "compgen" => &["-C", "-F"],
-            "mapfile" | "readarray" => &["-C"],
             "fc" => &["-e", "-s"],
             "enable" => &["-f"],
             "hash" => &["-p"],
@@ -1672,6 +1848,19 @@ fn split_process_substitution_parens(text: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(text.replace("<((", "<( (").replace(">((", ">( ("))
+}
+
+/// `name[` with the subscript left open, as the first word of a command:
+/// bash may read it, with the words up to `]=`, as one assignment.
+fn is_open_subscript(raw: &str) -> bool {
+    raw.split_once('[').is_some_and(|(name, rest)| {
+        !rest.contains(']')
+            && name
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
 }
 
 /// `{name}` as written (unquoted), the form bash reads as a descriptor

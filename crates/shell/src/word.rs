@@ -290,7 +290,7 @@ impl Builder {
             }
             WordPiece::ParameterExpansion(expr) => {
                 self.dynamic = true;
-                self.parameter_expr(expr, opts);
+                self.parameter_expr(expr, quoted, opts);
             }
             WordPiece::CommandSubstitution(text) => {
                 // `"$(cat <<'EOF' … EOF)"` (how agents write commit messages) has a
@@ -322,7 +322,11 @@ impl Builder {
 
     /// Collects the code inside `${ … }`: default values, patterns and
     /// replacements are words themselves; subscripts and offsets are arithmetic.
-    fn parameter_expr(&mut self, expr: &ParameterExpr, opts: &ParserOptions) {
+    ///
+    /// Inside double quotes (or an unquoted heredoc body) single quotes in an
+    /// operand are literal characters: `"${x:-'$(id)'}"` runs `id`. Such an
+    /// operand is read the way quotes-literal text is (see [`quotes_literal_code`]).
+    fn parameter_expr(&mut self, expr: &ParameterExpr, quoted: bool, opts: &ParserOptions) {
         use ParameterExpr as P;
         let (parameter, indirect) = match expr {
             P::Parameter {
@@ -488,10 +492,66 @@ impl Builder {
             _ => {}
         }
         for w in words {
-            let inner = normalize(w, opts);
-            self.nested.extend(inner.nested);
+            let nested = if quoted {
+                quotes_literal_code(w, opts)
+            } else {
+                normalize(w, opts).nested
+            };
+            self.nested.extend(nested);
         }
     }
+}
+
+/// The code text runs when bash expands it where quotes do not quote:
+/// arithmetic (`$(( ))`, `(( ))`, array subscripts, substring offsets) and
+/// the operand of a double-quoted `${x:-…}`. There `'$(id)'` is a quote
+/// character, a substitution that runs, and another quote character; and a
+/// `$'…'` may be decoded first (`extquote`) and its result expanded
+/// (`"${x:-$'\x24(id)'}"` runs `id`). Read every way bash might read it:
+/// as an unquoted heredoc body (quotes literal), with each `$'…'` replaced by
+/// what it decodes to, and as an ordinary word — whatever any of these finds
+/// is reported (at worst a command that does not run is reported too).
+pub(crate) fn quotes_literal_code(text: &str, opts: &ParserOptions) -> Vec<Nested> {
+    let mut out: Vec<Nested> = Vec::new();
+    let mut add = |nested: Vec<Nested>| {
+        for n in nested {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    };
+    if text.bytes().all(is_plain_byte) {
+        return out;
+    }
+    add(normalize(text, opts).nested);
+    add(expand_heredoc(text, opts).nested);
+    if let Some(decoded) = ansi_c_decoded(text) {
+        add(expand_heredoc(&decoded, opts).nested);
+    }
+    out
+}
+
+/// `text` with every `$'…'` replaced by what it decodes to, when it has one.
+fn ansi_c_decoded(text: &str) -> Option<String> {
+    if !text.contains("$'") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("$'") {
+        out.push_str(&rest[..at]);
+        let body = &rest[at + 2..];
+        let bytes = body.as_bytes();
+        let mut k = 0;
+        while k < bytes.len() && bytes[k] != b'\'' {
+            k += if bytes[k] == b'\\' { 2 } else { 1 };
+        }
+        let end = k.min(body.len());
+        out.push_str(&decode_ansi_c(&body[..end]));
+        rest = body.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Inside backticks, a backslash escapes only `$`, `` ` `` and `\`.
