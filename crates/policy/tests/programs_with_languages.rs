@@ -98,3 +98,55 @@ fn ordinary_sed_scripts_stay_allowed() {
         assert_eq!(verdict(SED, command), Verdict::Allow, "{command}");
     }
 }
+
+const AWK: &str = "mode = \"ask\"\n[permissions]\nallow = [\"Bash(awk *)\", \"Bash(gawk *)\", \"Bash(mawk *)\", \"Read(./**)\", \"Edit(./**)\"]\n";
+
+#[test]
+fn awk_programs_that_run_write_or_read_are_judged() {
+    for command in [
+        // A `"` in a regex, a `/` in a bracket, division: none hides system().
+        r#"awk '/"/ { system("./run.sh") } /"/' f.txt"#,
+        r#"awk '/[/]/ { system($0) }' f.txt"#,
+        r#"awk '{ x = $1 / 2 } /"/ { print | "sh ./run.sh" }' f.txt"#,
+        r#"awk 'BEGIN { cmd = "./run.sh"; system(cmd) }'"#,
+        r#"awk 'BEGIN { "./run.sh" | getline x }'"#,
+        r#"gawk 'BEGIN { "./run.sh" |& getline x }'"#,
+        r#"awk '{ print | $2 }' f.txt"#,
+        r#"awk '{ print > "/home/dev/.bashrc" }' f.txt"#,
+        r#"awk '{ printf "%s", $0 >> "/home/dev/.bashrc" }' f.txt"#,
+        r#"awk 'BEGIN { getline k < "/home/dev/.ssh/id_rsa"; print k }'"#,
+        r#"gawk '@load "filefuncs"; BEGIN { }'"#,
+        r#"gawk 'BEGIN { f = "system"; @f("./run.sh") }'"#,
+        // Implementation options that run, load or write.
+        "gawk -f prog.awk f.txt",
+        "gawk --exec=prog.awk f.txt",
+        "gawk -E prog.awk f.txt",
+        "gawk -i lib.awk '{ print }' f.txt",
+        "gawk -l ext '{ print }' f.txt",
+        "mawk -W exec prog.awk f.txt",
+        "gawk -W source='BEGIN { system(\"./run.sh\") }'",
+        "gawk --source='BEGIN { system(\"./run.sh\") }'",
+        "gawk --profile=/home/dev/.bashrc '{ print }' f.txt",
+        "gawk -d/home/dev/.bashrc '{ print }' f.txt",
+        "awk -v x=1 \"$prog\" f.txt",
+    ] {
+        assert_ne!(verdict(AWK, command), Verdict::Allow, "{command}");
+    }
+}
+
+#[test]
+fn ordinary_awk_programs_stay_allowed() {
+    for command in [
+        "awk '{ print $1 }' src/a.c",
+        "awk -F: '{ print $1 }' src/a.c",
+        r#"awk '/"/ { n++ } END { print n }' src/a.c"#,
+        "awk '{ s += $2 } END { print s / NR }' src/a.c",
+        r#"awk '$1 > 3 { print $2 > "out.txt" }' src/a.c"#,
+        r#"awk '{ print | "sort -u" }' src/a.c"#,
+        r#"awk 'BEGIN { while (("ls" | getline l) > 0) print l }'"#,
+        "awk -v n=3 'NR <= n' src/a.c",
+        "gawk --version",
+    ] {
+        assert_eq!(verdict(AWK, command), Verdict::Allow, "{command}");
+    }
+}

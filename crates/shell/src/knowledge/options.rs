@@ -100,6 +100,16 @@ impl Scan<'_> {
 /// Reads `args` (the words after the program) with `table`, permuting as
 /// GNU programs do.
 pub(crate) fn scan<'w>(table: &[Opt], args: &'w [Word]) -> Scan<'w> {
+    scan_with(table, args, true)
+}
+
+/// Reads `args` with `table`, options ending at the first operand (POSIX
+/// order, and GNU programs whose option string starts with `+`, like gawk).
+pub(crate) fn scan_in_order<'w>(table: &[Opt], args: &'w [Word]) -> Scan<'w> {
+    scan_with(table, args, false)
+}
+
+fn scan_with<'w>(table: &[Opt], args: &'w [Word], permute: bool) -> Scan<'w> {
     let mut out = Scan::default();
     let mut i = 0;
     let mut only_operands = false;
@@ -108,6 +118,7 @@ pub(crate) fn scan<'w>(table: &[Opt], args: &'w [Word]) -> Scan<'w> {
         let v = w.value.as_str();
         if only_operands || v == "-" || (!w.dynamic && !v.starts_with('-')) {
             out.operands.push(w);
+            only_operands |= !permute;
             i += 1;
             continue;
         }
