@@ -32,7 +32,7 @@ mod wrappers;
 
 pub use limits::Limits;
 pub use model::{
-    Analysis, Command, Effect, EnvAssignment, Opaque, OpaqueReason, Redirect, RunsIn, Via,
+    Analysis, Command, Effect, EnvAssignment, EnvRead, Opaque, OpaqueReason, Redirect, RunsIn, Via,
     basename, join, quote,
 };
 

@@ -19,6 +19,30 @@ pub struct Analysis {
     /// Parts the analyser could not see through. Any entry here means the command
     /// list may be incomplete: a caller must not allow on the strength of it.
     pub opaque: Vec<Opaque>,
+    /// Shell and environment variables whose values the text reads: expanded
+    /// (`$NAME`, `"${NAME:-x}"`), printed by name (`printenv NAME`, `declare -p
+    /// NAME`), or all at once (`env`, `printenv`, `set`, `export -p`). Which
+    /// names are secrets is the policy's business. Absent from JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env_reads: Vec<EnvRead>,
+}
+
+/// A read of variables' values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EnvRead {
+    /// The variable's name, or a pattern for several: `AWS*` for every name
+    /// with that prefix (`${!AWS*}`), `*` for all of them. Names never hold `*`.
+    pub name: String,
+    /// How: `expansion`, or the program that prints it (`printenv`, `env`,
+    /// `set`, `declare` …).
+    pub by: String,
+}
+
+impl EnvRead {
+    /// Reads every variable at once.
+    pub fn is_all(&self) -> bool {
+        self.name == "*"
+    }
 }
 
 impl Analysis {

@@ -499,7 +499,12 @@ impl<'l> Walker<'l> {
             }
             T::Not(a) | T::Parenthesized(a) => self.extended_test(a, depth),
             T::UnaryTest(pred, w) => {
-                let word = self.word(&w.value, depth);
+                use ast::UnaryPredicate as U;
+                let word = if matches!(pred, U::StringHasZeroLength | U::StringHasNonZeroLength) {
+                    self.word_value_hidden(&w.value, depth)
+                } else {
+                    self.word(&w.value, depth)
+                };
                 if matches!(pred, ast::UnaryPredicate::ShellVariableIsSetAndAssigned) {
                     // `-v name[subscript]` evaluates the subscript.
                     self.subscript_in_name(&word, depth);
@@ -540,6 +545,29 @@ impl<'l> Walker<'l> {
         w
     }
 
+    /// A word whose value is only tested for being empty (`[[ -n $x ]]`,
+    /// `[ -z "$x" ]`): its variables' values do not come out. Code it carries
+    /// is analysed as usual.
+    fn word_value_hidden(&mut self, raw: &str, depth: u32) -> Word {
+        self.tick();
+        self.spend(raw.len());
+        let mut w = word::normalize(raw, &self.opts);
+        w.nested.retain(|n| !matches!(n, Nested::EnvRead(_)));
+        self.nested(&w.nested, depth);
+        w
+    }
+
+    /// Records a read of a variable's value (`*` for all of them).
+    fn env_read(&mut self, name: &str, by: &str) {
+        let r = crate::model::EnvRead {
+            name: name.to_string(),
+            by: by.to_string(),
+        };
+        if !self.out.env_reads.contains(&r) {
+            self.out.env_reads.push(r);
+        }
+    }
+
     fn nested(&mut self, nested: &[Nested], depth: u32) {
         for n in nested {
             match n {
@@ -553,6 +581,7 @@ impl<'l> Walker<'l> {
                 }
                 Nested::Arith(expr) => self.arith(expr, depth),
                 Nested::Opaque(reason, text) => self.opaque(*reason, text.clone()),
+                Nested::EnvRead(name) => self.env_read(name, "expansion"),
             }
         }
     }
@@ -594,6 +623,11 @@ impl<'l> Walker<'l> {
     /// The value given to a name reference: a variable name whose subscript
     /// (quotes literal: `'a[$(id)]'`) is evaluated whenever it is used.
     fn nameref_target(&mut self, e: &EnvAssignment, depth: u32) {
+        if !e.dynamic && !e.value.is_empty() {
+            // Every use of the reference reads the variable it names.
+            let name = e.value.split('[').next().unwrap_or(&e.value);
+            self.env_read(name, "declare -n");
+        }
         let target = Word {
             value: e.value.clone(),
             dynamic: e.dynamic,
@@ -659,7 +693,29 @@ impl<'l> Walker<'l> {
                 }
             }
         }
+        // `[ -n "$x" ]`, `test -z "$x"`: only whether the value is empty comes out.
+        let emptiness_test = s
+            .word_or_name
+            .as_ref()
+            .is_some_and(|w| matches!(w.value.as_str(), "[" | "test"))
+            && matches!(
+                suffix.as_slice(),
+                [ast::CommandPrefixOrSuffixItem::Word(op), _]
+                | [ast::CommandPrefixOrSuffixItem::Word(op), _, _]
+                    if matches!(op.value.as_str(), "-n" | "-z")
+            )
+            && suffix.get(2).is_none_or(
+                |close| matches!(close, ast::CommandPrefixOrSuffixItem::Word(c) if c.value == "]"),
+            );
         for (k, item) in suffix.iter().enumerate() {
+            if emptiness_test
+                && k == 1
+                && let ast::CommandPrefixOrSuffixItem::Word(w) = item
+            {
+                let word = self.word_value_hidden(&w.value, depth);
+                call.words.push(word);
+                continue;
+            }
             if is_fd_variable(item)
                 && matches!(
                     suffix.get(k + 1),
@@ -998,7 +1054,106 @@ impl<'l> Walker<'l> {
                 dynamic: false,
             });
         }
+        if let Some(key) = knowledge::lookup_key(&program) {
+            self.printed_variables(key, &call.words);
+        }
         self.look_through(call, depth);
+    }
+
+    /// Programs and builtins that print variables' values: every variable
+    /// (`printenv`, `set`, `declare -p`, `export`), or the ones named
+    /// (`printenv NAME`, `declare -p NAME`). `env` without a command is judged
+    /// in [`Walker::wrapper`].
+    fn printed_variables(&mut self, key: &str, words: &[Word]) {
+        let args = &words[1..];
+        match key {
+            "printenv" => {
+                let names: Vec<&Word> = args
+                    .iter()
+                    .filter(|w| w.dynamic || !w.value.starts_with('-'))
+                    .collect();
+                if names.is_empty() || names.iter().any(|w| w.dynamic) {
+                    self.env_read("*", key);
+                } else {
+                    for w in names {
+                        self.env_read(&w.value, key);
+                    }
+                }
+            }
+            // `set` alone lists every variable (and function).
+            "set" if args.is_empty() => self.env_read("*", key),
+            "declare" | "typeset" | "local" | "export" | "readonly" => {
+                let mut print = false;
+                let mut functions = false;
+                let mut names: Vec<&Word> = Vec::new();
+                for w in args {
+                    if w.dynamic && !w.value.contains('=') {
+                        // It may be `-p`: fail closed.
+                        self.env_read("*", key);
+                        return;
+                    }
+                    if !w.dynamic && (w.value.starts_with('-') || w.value.starts_with('+')) {
+                        print |= w.value.starts_with('-') && w.value.contains('p');
+                        functions |= w.value.contains(['f', 'F']);
+                    } else if !w.value.contains('=') {
+                        names.push(w);
+                    }
+                }
+                if functions {
+                    return;
+                }
+                let assigns = args.iter().any(|w| w.value.contains('='));
+                if names.is_empty() && !assigns {
+                    // Without operands they list variables with their values.
+                    self.env_read("*", key);
+                } else if print {
+                    for w in names {
+                        let name = w.value.split('[').next().unwrap_or(&w.value);
+                        self.env_read(name, key);
+                    }
+                }
+            }
+            // Substitutes every `$NAME` of its input from the environment.
+            "envsubst" => self.env_read("*", key),
+            // BSD-style `ps e` (and `ps -E`) shows each process's environment.
+            "ps" => {
+                let mut prev_option = false;
+                for w in args {
+                    let bsd = !prev_option
+                        && !w.value.starts_with('-')
+                        && w.value.bytes().all(|b| b.is_ascii_alphabetic())
+                        && w.value.contains('e');
+                    if w.dynamic || bsd || w.value == "-E" {
+                        self.env_read("*", key);
+                        return;
+                    }
+                    prev_option = w.value.starts_with('-');
+                }
+            }
+            "awk" | "gawk" | "mawk" | "nawk"
+                if args.iter().any(|w| w.value.contains("ENVIRON")) =>
+            {
+                self.env_read("*", key);
+            }
+            "jq" | "gojq" | "jaq" | "yq"
+                if args
+                    .iter()
+                    .any(|w| !w.value.starts_with('-') && jq_reads_env(&w.value)) =>
+            {
+                self.env_read("*", key);
+            }
+            "tmux"
+                if args
+                    .iter()
+                    .any(|w| matches!(w.value.as_str(), "show-environment" | "showenv")) =>
+            {
+                self.env_read("*", key);
+            }
+            "systemctl" if args.iter().any(|w| w.value == "show-environment") => {
+                self.env_read("*", key);
+            }
+            _ => {}
+        }
     }
 
     /// `PS4` (and the other prompt strings) are expanded, substitutions and
@@ -1568,6 +1723,10 @@ impl<'l> Walker<'l> {
         if name == "ssh" {
             self.ssh_options(&call.words, depth);
         }
+        if name == "env" && parsed.command_start.is_none() && !env_cleared(&call.words) {
+            // `env` (options and assignments only) prints the environment.
+            self.env_read("*", "env");
+        }
         let Some(start) = parsed.command_start else {
             if parsed.input_args {
                 // `xargs` with no command runs `echo` with the input.
@@ -1848,6 +2007,31 @@ fn split_process_substitution_parens(text: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(text.replace("<((", "<( (").replace(">((", ">( ("))
+}
+
+/// A jq (or yq) program that reads the environment: `env`, `$ENV`, `strenv(…)`.
+fn jq_reads_env(program: &str) -> bool {
+    let ident = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    program.contains("$ENV")
+        || program.contains("strenv")
+        || program.match_indices("env").any(|(i, _)| {
+            !ident(program[..i].bytes().next_back()) && !ident(program[i + 3..].bytes().next())
+        })
+}
+
+/// `env -i` / `env -` / `env --ignore-environment` start from an empty
+/// environment: what `env` then prints is only what its words set.
+fn env_cleared(words: &[Word]) -> bool {
+    words[1..].iter().take_while(|w| !w.dynamic).any(|w| {
+        w.value == "-"
+            || w.value == "--ignore-environment"
+            || (w.value.starts_with('-')
+                && !w.value.starts_with("--")
+                && w.value[1..]
+                    .bytes()
+                    .take_while(|b| *b != b'u' && *b != b'C' && *b != b'S')
+                    .any(|b| b == b'i'))
+    })
 }
 
 /// `name[` with the subscript left open, as the first word of a command:

@@ -28,6 +28,9 @@ pub(crate) enum Nested {
     Arith(String),
     /// Something the walker must report as opaque.
     Opaque(OpaqueReason, String),
+    /// A variable whose value the expansion produces (`$NAME`, `${NAME:-x}`),
+    /// or `PREFIX*` for the names `${!PREFIX*}` lists.
+    EnvRead(String),
 }
 
 /// Parser options for words: extglob on (bash's default for interactive use and
@@ -412,8 +415,28 @@ impl Builder {
                 indirect,
                 ..
             } => (parameter, *indirect),
-            P::VariableNames { .. } | P::MemberKeys { .. } => return,
+            P::VariableNames { prefix, .. } => {
+                self.nested.push(Nested::EnvRead(format!("{prefix}*")));
+                return;
+            }
+            P::MemberKeys { .. } => return,
         };
+        // The value is read, unless only whether it is set (`${x:+y}`) or its
+        // length (`${#x}`) comes out.
+        let value_hidden = matches!(
+            expr,
+            P::UseAlternativeValue { .. } | P::ParameterLength { .. }
+        );
+        match parameter {
+            Parameter::Named(name)
+            | Parameter::NamedWithIndex { name, .. }
+            | Parameter::NamedWithAllIndices { name, .. }
+                if !value_hidden || indirect =>
+            {
+                self.nested.push(Nested::EnvRead(name.clone()));
+            }
+            _ => {}
+        }
         if let Parameter::NamedWithIndex { index, .. } = parameter {
             self.nested.push(Nested::Arith(index.clone()));
         }
@@ -722,11 +745,17 @@ mod tests {
         assert!(w.dynamic);
         assert_eq!(
             w.nested,
-            [Nested::Command {
-                text: "id".into(),
-                backticks: false
-            }]
+            [
+                Nested::EnvRead("x".into()),
+                Nested::Command {
+                    text: "id".into(),
+                    backticks: false
+                }
+            ]
         );
+        // Only whether it is set, or its length, comes out: no read of x.
+        assert_eq!(n("${x:+y}${#x}").nested, []);
+        assert_eq!(n("${!AWS*}").nested, [Nested::EnvRead("AWS*".into())]);
         let w = n("$((1+2))");
         assert_eq!(w.nested, [Nested::Arith("1+2".into())]);
     }
