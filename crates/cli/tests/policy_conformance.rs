@@ -115,6 +115,40 @@ const HOOK: &str = "hook_cases.jsonl";
 
 const DELIBERATE_DIFFERENCES: &[Deliberate] = &[
     // ---- seed_cases.jsonl ----
+    // Issue 12 item 8: Windows programs run from WSL are found without their
+    // suffix and without regard to case, so `rm.exe` is `rm` on Linux too.
+    Deliberate {
+        file: SEED,
+        line: 226,
+        variant: "full-access",
+        peer: "ordinary on linux (dangerous only on win32)",
+        ours: Expect::Is(ALLOW),
+        why: "full-access allows hazards",
+    },
+    Deliberate {
+        file: SEED,
+        line: 226,
+        variant: "*",
+        peer: "ordinary on linux (dangerous only on win32)",
+        ours: Expect::Because(NOT_ALLOW, &["hazard"]),
+        why: "under WSL `rm.exe` is a Windows program that deletes like `rm`: the hazard packs look Windows programs up without their `.exe`",
+    },
+    Deliberate {
+        file: SEED,
+        line: 227,
+        variant: "full-access",
+        peer: "ordinary on linux (dangerous only on win32)",
+        ours: Expect::Is(ALLOW),
+        why: "full-access allows hazards",
+    },
+    Deliberate {
+        file: SEED,
+        line: 227,
+        variant: "*",
+        peer: "ordinary on linux (dangerous only on win32)",
+        ours: Expect::Because(NOT_ALLOW, &["hazard"]),
+        why: "a Windows program's name is found without regard to case and without its `.exe`: `RM.EXE` is `rm`",
+    },
     Deliberate {
         file: SEED,
         line: 12,

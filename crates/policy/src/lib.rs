@@ -15,6 +15,7 @@ pub mod decide;
 pub mod effects;
 pub mod error;
 pub mod facts;
+pub mod hazards;
 pub mod rules;
 pub mod skills;
 pub mod tables;

@@ -455,7 +455,9 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         names: &["ssh"],
         short_flags: "46AaCfGgKkMNnqsTtVvXxYy",
         short_valued: "BbcDEeFIiJLlmOoPpQRSWw",
-        long_flags: &[],
+        // ssh has no long options: `--help` and `--version` end in a usage
+        // message and run nothing (taken as flags, they stay harmless).
+        long_flags: &["help", "version"],
         operands: 1,
         runs: Runs::JoinedShellText,
         command_required: false,
