@@ -421,6 +421,26 @@ impl FsPaths {
             .map(|r| r.reason)
     }
 
+    /// The first protected row that names something *below* `path` along
+    /// the pattern's own components: `path` is a directory whose
+    /// replacement, move or removal changes a protected path (`.git` above
+    /// `.git/hooks`, `~/.claude` above its settings). Directories above the
+    /// anchors themselves (`/`, the home directory, a workspace root) are not
+    /// counted: every path is below those.
+    fn first_ancestor_match(rules: &[Rule], path: &str, comps: &[&str]) -> Option<&'static str> {
+        rules
+            .iter()
+            .find(|r| match &r.kind {
+                RuleKind::Anchored { prefixes, segs, .. } => prefixes.iter().any(|(prefix, k)| {
+                    pattern::is_under(path, prefix) && pattern::begins(segs, &comps[*k..])
+                }),
+                RuleKind::Anywhere { segs, .. } => {
+                    (0..comps.len()).any(|i| pattern::begins(segs, &comps[i..]))
+                }
+            })
+            .map(|r| r.reason)
+    }
+
     /// The answer for a path that cannot be placed: external, canonical as
     /// written; only the tables' any-depth rows are checked, on its text.
     fn unresolvable(&self, raw: &str) -> PathFact {
@@ -443,6 +463,7 @@ impl FsPaths {
             protected: anywhere(&self.tables().protected),
             secret: anywhere(&self.tables().secrets),
             hard_linked: false,
+            contains_protected: None,
         }
     }
 }
@@ -515,7 +536,19 @@ impl PathFacts for FsPaths {
             }
         }
 
+        let mut contains_protected = None;
+        if protected.is_none() {
+            for path in all() {
+                let comps = pattern::components(path);
+                contains_protected =
+                    Self::first_ancestor_match(&self.tables().protected, path, &comps);
+                if contains_protected.is_some() {
+                    break;
+                }
+            }
+        }
         PathFact {
+            contains_protected: contains_protected.map(str::to_string),
             raw: raw.to_string(),
             canonical: first.path,
             zone,

@@ -109,6 +109,14 @@ pub(crate) fn matches_from(segs: &[Seg], tree: bool, comps: &[&str]) -> bool {
     segs.iter().zip(comps).all(|(s, c)| s.matches(c))
 }
 
+/// Whether `comps` (at least one) is a proper beginning of `segs`: a
+/// directory above what the pattern names (`.git` for `.git/hooks`).
+pub(crate) fn begins(segs: &[Seg], comps: &[&str]) -> bool {
+    !comps.is_empty()
+        && comps.len() < segs.len()
+        && segs.iter().zip(comps).all(|(s, c)| s.matches(c))
+}
+
 /// Shell-style wildcard match of one component: `*` any run, `?` one byte.
 fn glob(pat: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0, 0);

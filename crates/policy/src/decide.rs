@@ -734,6 +734,16 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
                 format!("{shown}: protected ({why}); never written by an agent"),
             );
         }
+        if let Some(why) = &fact.contains_protected {
+            return reason(
+                Verdict::Deny,
+                "protected-path",
+                format!(
+                    "{shown}: holds a protected path ({why}); never replaced, moved or removed \
+                     by an agent"
+                ),
+            );
+        }
         if fact.hard_linked {
             let v = if ctx.mode == Mode::FullAccess {
                 Verdict::Allow

@@ -40,6 +40,11 @@ pub struct PathFact {
     /// A regular file with more than one hard link: writing it may write a file
     /// elsewhere, so it is not writable through a rule or grant.
     pub hard_linked: bool,
+    /// A directory above a protected path, along the protected pattern's own
+    /// components (`.git` above `.git/hooks`), with the reason: replacing,
+    /// moving or removing it changes the protected path, so it is never
+    /// written either.
+    pub contains_protected: Option<String>,
 }
 
 /// Resolves paths for the policy.
@@ -112,6 +117,24 @@ impl LexicalFacts {
     }
 }
 
+impl LexicalFacts {
+    /// A protected prefix strictly below `canonical`, unless `canonical` is
+    /// `/`, the home directory, the working directory, a root, or above one
+    /// of them (every path is below those).
+    fn contains_protected(&self, canonical: &str, cwd: &str) -> Option<String> {
+        let anchors = std::iter::once(self.home.as_str())
+            .chain(std::iter::once(cwd))
+            .chain(self.roots.iter().map(String::as_str));
+        if canonical == "/" || anchors.into_iter().any(|a| Self::under(a, canonical)) {
+            return None;
+        }
+        self.protected
+            .iter()
+            .find(|(p, _)| p != canonical && Self::under(p, canonical))
+            .map(|(_, why)| why.clone())
+    }
+}
+
 impl PathFacts for LexicalFacts {
     fn resolve(&self, raw: &str, cwd: &str) -> PathFact {
         let canonical = self.normalize(raw, cwd);
@@ -134,6 +157,7 @@ impl PathFacts for LexicalFacts {
             protected: find(&self.protected),
             secret: find(&self.secret),
             hard_linked: false,
+            contains_protected: self.contains_protected(&canonical, cwd),
             canonical,
         }
     }

@@ -67,6 +67,8 @@ pub enum Role {
     InPlace,
     /// The first operand is not a pattern after all (`grep -e PAT`, `awk -f FILE`).
     NoPatternOperand,
+    /// Its value is a host (`host:port`) the program connects to (`openssl -connect`).
+    ConnectsTo,
 }
 
 /// Program-specific readers for richer argument languages.
@@ -301,6 +303,7 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
                             | R::ShellValue
                             | R::ExecValue
                             | R::NoPatternOperand
+                            | R::ConnectsTo
                     )
                     && !matches!(o, "--files" | "--type-list")
             })
@@ -566,6 +569,15 @@ pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Fin
                 }
             }
             (Some(R::NoPatternOperand), None) => pattern_given = true,
+            (Some(R::ConnectsTo), Some(v)) => {
+                let host = v
+                    .rsplit_once(':')
+                    .map_or(v.as_str(), |(h, _)| h)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
+                let host = (!dynamic && !host.is_empty()).then(|| host.to_string());
+                f.network(name, host);
+            }
             _ => {}
         }
     }
@@ -607,7 +619,17 @@ pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Fin
                     None => (&[], None),
                 },
             };
-            let dest_dynamic = ops.last().is_some_and(|w| w.dynamic);
+            let dest_dynamic = match target {
+                Some((_, w, _)) => w.is_some_and(|w| w.dynamic),
+                None => ops.last().is_some_and(|w| w.dynamic),
+            };
+            // A backup of what is overwritten: DEST + SUFFIX (`-b -S SUFFIX`).
+            let suffix = s
+                .options
+                .iter()
+                .rev()
+                .find(|(o, _, _)| o == "-S" || o == "--suffix")
+                .and_then(|(_, _, v)| v.clone());
             for src in sources {
                 if spec.operands == O::MoveToLast {
                     f.effects.push(Effect::Move {
@@ -618,14 +640,44 @@ pub(super) fn generic(name: &str, spec: &ProgramSpec, args: &[Word], f: &mut Fin
                 } else {
                     f.read(src);
                 }
+                // Into a directory, the file written is DEST/basename(SRC):
+                // `cp -r x/.git .` writes `./.git`.
+                if let Some(d) = &dest {
+                    let inside = join_path(d, basename(&src.value));
+                    f.write_path(&inside, dest_dynamic || src.dynamic);
+                    if let Some(sfx) = &suffix {
+                        f.write_path(&format!("{inside}{sfx}"), dest_dynamic || src.dynamic);
+                    }
+                }
             }
             if let Some(d) = dest {
                 f.write_path(&d, dest_dynamic);
+                if let Some(sfx) = &suffix {
+                    f.write_path(&format!("{d}{sfx}"), dest_dynamic);
+                }
             }
         }
     }
     if in_place {
         ops.iter().for_each(|w| f.write(w));
+    }
+}
+
+/// The last component of a path as `cp` and `mv` name their copy (`x/` → `x`).
+pub(super) fn basename(path: &str) -> &str {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return path;
+    }
+    trimmed.rsplit('/').next().unwrap_or(trimmed)
+}
+
+/// `dir/name`, without doubling a `/`.
+pub(super) fn join_path(dir: &str, name: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
     }
 }
 

@@ -5,9 +5,11 @@ use super::*;
 pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
     let mut mode = ' ';
     let mut archive: Option<&Word> = None;
-    let mut dir: Option<&Word> = None;
+    // `-C DIR` applies to the operands after it, in order (GNU tar).
+    let mut dir: Option<(String, bool)> = None;
+    let mut dirs: Vec<(String, bool)> = Vec::new();
     let mut absolute = false;
-    let mut operands = Vec::new();
+    let mut operands: Vec<(&Word, Option<(String, bool)>)> = Vec::new();
     let mut i = 0;
     let mut first = true;
     while i < args.len() {
@@ -19,7 +21,7 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
         }
         first = false;
         if w.dynamic || !v.starts_with('-') {
-            operands.push(w);
+            operands.push((w, dir.clone()));
             i += 1;
             continue;
         }
@@ -65,7 +67,13 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
                 "append" | "update" => mode = 'r',
                 "list" => mode = 't',
                 "file" => archive = args.get(i).filter(|_| value.is_some()),
-                "directory" => dir = args.get(i),
+                "directory" => {
+                    if let Some(d) = value {
+                        let dynamic = args.get(i).is_some_and(|w| w.dynamic);
+                        dir = Some((d.clone(), dynamic));
+                        dirs.push((d, dynamic));
+                    }
+                }
                 "absolute-names" => absolute = true,
                 "to-command" | "use-compress-program" | "rsh-command" => {
                     if let Some(cmd) = value {
@@ -119,7 +127,13 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
                     };
                     match c {
                         'f' => archive = value_word.or(Some(w)),
-                        'C' => dir = value_word.or(Some(w)),
+                        'C' => {
+                            if let Some(d) = value {
+                                let dynamic = value_word.is_some_and(|w| w.dynamic);
+                                dir = Some((d.clone(), dynamic));
+                                dirs.push((d, dynamic));
+                            }
+                        }
                         'I' => {
                             if let Some(cmd) = value {
                                 f.code(name, "-I", "runs a compression program");
@@ -150,19 +164,25 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
             if absolute {
                 f.write_path("/", true);
                 f.code(name, "-P", "extracts members to absolute paths anywhere");
+            } else if dirs.is_empty() {
+                f.write_path(".", true);
             } else {
-                let target = dir
-                    .map(|d| d.value.trim_start_matches("-C").to_string())
-                    .unwrap_or_else(|| ".".into());
-                f.write_path(&target, true);
+                for (d, _) in &dirs {
+                    f.write_path(d, true);
+                }
             }
         }
         'c' | 'r' => {
             if let Some((p, d)) = &archive_path {
                 f.write_path(p, *d);
             }
-            for o in operands {
-                f.read(o);
+            for (o, d) in operands {
+                match d {
+                    Some((d, dynamic)) if !o.value.starts_with('/') => {
+                        f.read_path(&super::super::join_path(&d, &o.value), dynamic || o.dynamic)
+                    }
+                    _ => f.read(o),
+                }
             }
         }
         _ => {

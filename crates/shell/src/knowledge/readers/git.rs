@@ -141,11 +141,44 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
     }
     let operands: Vec<&Word> = rest.iter().filter(|w| !w.value.starts_with('-')).collect();
     match (sub, operands.as_slice()) {
+        // `git clone URL [DIR]` writes DIR, or a directory named after the URL.
+        // (Option values such as `--depth 1` are among the operands here:
+        // every word that is not a URL or a number may be the directory.)
+        ("clone", ops) => {
+            let dirs: Vec<&&Word> = ops
+                .iter()
+                .skip(1)
+                .filter(|w| {
+                    !w.value.contains("://")
+                        && !w.value.chars().all(|c| c.is_ascii_digit())
+                        && !(w.value.contains('@') && w.value.contains(':'))
+                })
+                .collect();
+            if dirs.is_empty() {
+                f.write_path(".", true);
+            }
+            dirs.into_iter().for_each(|d| f.write(d));
+        }
+        // `git maintenance register` adds the repository to ~/.gitconfig.
+        ("maintenance", [verb, ..]) if matches!(verb.value.as_str(), "register" | "start") => {
+            f.write_path("~/.gitconfig", false)
+        }
         // `git bundle create FILE …`, `git worktree add PATH …`: files written.
         ("bundle", [verb, file, ..]) if verb.value == "create" => f.write(file),
         ("worktree", [verb, path, ..]) if verb.value == "add" => f.write(path),
         // Patches and mailboxes are read from their files.
         ("apply" | "am", files) => files.iter().for_each(|w| f.read(w)),
+        // `git hash-object FILE…` reads (and with -w stores) the files; with
+        // `--stdin-paths` the names come from standard input.
+        ("hash-object", files) => {
+            if rest.iter().any(|w| w.value == "--stdin-paths") {
+                f.opaque(
+                    OpaqueReason::DynamicCode,
+                    "git hash-object --stdin-paths reads files named on standard input",
+                );
+            }
+            files.iter().for_each(|w| f.read(w));
+        }
         _ => {}
     }
     match sub {

@@ -9,6 +9,7 @@ use crate::word::Word;
 
 mod archives;
 mod awk;
+mod curl;
 mod find;
 mod git;
 mod interactive;
@@ -18,6 +19,7 @@ mod sed;
 
 pub(super) use archives::*;
 pub(super) use awk::*;
+pub(super) use curl::*;
 pub(super) use find::*;
 pub(super) use git::*;
 pub(super) use interactive::*;

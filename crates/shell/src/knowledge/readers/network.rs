@@ -1,6 +1,7 @@
-//! Network tools: curl, wget, ssh, scp, rsync, netcat, socat.
+//! Network tools: wget, ssh, scp, rsync, netcat, socat (curl has its own file).
 
 use super::*;
+use crate::knowledge::options::{Arity, Opt, long, opt, scan};
 
 pub(super) fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
@@ -8,180 +9,6 @@ pub(super) fn host_of(url: &str) -> Option<String> {
     let host = host.rsplit('@').next()?;
     let host = host.split(':').next()?;
     (!host.is_empty()).then(|| host.to_string())
-}
-
-pub(in crate::knowledge) fn curl(args: &[Word], f: &mut Findings) {
-    const VALUED: &[&str] = &[
-        "-o",
-        "--output",
-        "-d",
-        "--data",
-        "--data-binary",
-        "--data-raw",
-        "--data-ascii",
-        "--data-urlencode",
-        "-F",
-        "--form",
-        "-H",
-        "--header",
-        "-X",
-        "--request",
-        "-u",
-        "--user",
-        "-T",
-        "--upload-file",
-        "-K",
-        "--config",
-        "-A",
-        "--user-agent",
-        "-e",
-        "--referer",
-        "-b",
-        "--cookie",
-        "-c",
-        "--cookie-jar",
-        "-D",
-        "--dump-header",
-        "-x",
-        "--proxy",
-        "-m",
-        "--max-time",
-        "--connect-timeout",
-        "--retry",
-        "-w",
-        "--write-out",
-        "-E",
-        "--cert",
-        "--key",
-        "--cacert",
-        "--output-dir",
-        "--trace",
-        "--trace-ascii",
-        "--libcurl",
-        "-r",
-        "--range",
-        "-y",
-        "-Y",
-        "-z",
-        "--resolve",
-        "--url",
-        "-Q",
-        "--quote",
-        "--stderr",
-        "--json",
-        "-C",
-        "--continue-at",
-        "--limit-rate",
-        "--interface",
-        "--dns-servers",
-        "--netrc-file",
-    ];
-    let mut i = 0;
-    let mut urls = Vec::new();
-    while i < args.len() {
-        let w = &args[i];
-        let v = w.value.as_str();
-        if w.dynamic && !v.starts_with('-') {
-            urls.push(w);
-            i += 1;
-            continue;
-        }
-        let (opt, inline) = if v.starts_with("--") {
-            match v.split_once('=') {
-                Some((o, val)) => (o.to_string(), Some(val.to_string())),
-                None => (v.to_string(), None),
-            }
-        } else if v.starts_with('-') && v.len() > 2 && VALUED.contains(&&v[..2]) {
-            (v[..2].to_string(), Some(v[2..].to_string()))
-        } else {
-            (v.to_string(), None)
-        };
-        if !opt.starts_with('-') || opt == "-" {
-            urls.push(w);
-            i += 1;
-            continue;
-        }
-        let (value, dynamic) = if VALUED.contains(&opt.as_str()) {
-            match inline {
-                Some(val) => (Some(val), w.dynamic),
-                None => {
-                    i += 1;
-                    (
-                        args.get(i).map(|n| n.value.clone()),
-                        args.get(i).is_some_and(|n| n.dynamic),
-                    )
-                }
-            }
-        } else {
-            (None, false)
-        };
-        if let Some(val) = value {
-            match opt.as_str() {
-                "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header" | "--trace"
-                | "--trace-ascii" | "--libcurl" | "--stderr" | "--output-dir"
-                    if val != "-" && val != "/dev/null" =>
-                {
-                    f.write_path(&val, dynamic);
-                }
-                "-T" | "--upload-file" | "-E" | "--cert" | "--key" | "--cacert"
-                | "--netrc-file" => f.read_path(&val, dynamic),
-                "-K" | "--config" => {
-                    f.read_path(&val, dynamic);
-                    f.code(
-                        "curl",
-                        "--config",
-                        "reads options (output files, uploads) from a file",
-                    );
-                }
-                "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode"
-                | "--json" => {
-                    let file = val
-                        .strip_prefix('@')
-                        .or_else(|| val.split_once("=@").map(|(_, p)| p));
-                    if let Some(p) = file.filter(|p| *p != "-") {
-                        f.read_path(p, dynamic);
-                    }
-                }
-                "-F" | "--form" => {
-                    if let Some((_, v)) = val.split_once('=')
-                        && let Some(p) = v.strip_prefix('@').or_else(|| v.strip_prefix('<'))
-                    {
-                        f.read_path(p.split(';').next().unwrap_or(p), dynamic);
-                    }
-                }
-                "-b" | "--cookie" if !val.contains('=') => f.read_path(&val, dynamic),
-                "--url" => {
-                    let word = Word {
-                        value: val,
-                        dynamic,
-                        nested: Vec::new(),
-                    };
-                    curl_url(&word, f);
-                }
-                _ => {}
-            }
-        } else if opt == "-O"
-            || opt == "--remote-name"
-            || opt == "--remote-name-all"
-            || (opt.starts_with('-') && !opt.starts_with("--") && opt.contains('O'))
-        {
-            f.write_path(".", true);
-        }
-        i += 1;
-    }
-    for u in urls {
-        curl_url(u, f);
-    }
-}
-
-pub(super) fn curl_url(u: &Word, f: &mut Findings) {
-    if let Some(path) = u.value.strip_prefix("file://") {
-        f.read_path(path, u.dynamic);
-    } else if u.dynamic {
-        f.network("curl", None);
-    } else {
-        f.network("curl", host_of(&u.value));
-    }
 }
 
 pub(in crate::knowledge) fn wget(args: &[Word], f: &mut Findings) {
@@ -398,62 +225,118 @@ pub(super) fn remote_copy(name: &str, operands: &[&Word], f: &mut Findings) {
     }
 }
 
+/// rsync's options that take a value, by what the value is; the rest are flags.
+const RSYNC_OPTIONS: &[Opt] = &[
+    opt('e', "rsh", Arity::Required, "rsh"),
+    opt('f', "filter", Arity::Required, "other"),
+    opt('T', "temp-dir", Arity::Required, "writes"),
+    opt('B', "block-size", Arity::Required, "other"),
+    opt('M', "remote-option", Arity::Required, "other"),
+    opt('@', "modify-window", Arity::Required, "other"),
+    long("rsync-path", Arity::Required, "other"),
+    long("log-file", Arity::Required, "writes"),
+    long("write-batch", Arity::Required, "writes"),
+    long("only-write-batch", Arity::Required, "writes"),
+    long("backup-dir", Arity::Required, "backup-dir"),
+    long("partial-dir", Arity::Required, "other"),
+    long("suffix", Arity::Required, "other"),
+    long("files-from", Arity::Required, "reads"),
+    long("exclude-from", Arity::Required, "reads"),
+    long("include-from", Arity::Required, "reads"),
+    long("password-file", Arity::Required, "reads"),
+    long("read-batch", Arity::Required, "reads"),
+    long("early-input", Arity::Required, "reads"),
+    long("compare-dest", Arity::Required, "reads"),
+    long("copy-dest", Arity::Required, "reads"),
+    long("link-dest", Arity::Required, "reads"),
+    long("exclude", Arity::Required, "other"),
+    long("include", Arity::Required, "other"),
+    long("info", Arity::Required, "other"),
+    long("debug", Arity::Required, "other"),
+    long("stderr", Arity::Required, "other"),
+    long("chmod", Arity::Required, "other"),
+    long("chown", Arity::Required, "other"),
+    long("copy-as", Arity::Required, "other"),
+    long("usermap", Arity::Required, "other"),
+    long("groupmap", Arity::Required, "other"),
+    long("max-delete", Arity::Required, "other"),
+    long("max-size", Arity::Required, "other"),
+    long("min-size", Arity::Required, "other"),
+    long("max-alloc", Arity::Required, "other"),
+    long("timeout", Arity::Required, "other"),
+    long("contimeout", Arity::Required, "other"),
+    long("compress-choice", Arity::Required, "other"),
+    long("zc", Arity::Required, "other"),
+    long("compress-level", Arity::Required, "other"),
+    long("zl", Arity::Required, "other"),
+    long("skip-compress", Arity::Required, "other"),
+    long("address", Arity::Required, "other"),
+    long("port", Arity::Required, "other"),
+    long("sockopts", Arity::Required, "other"),
+    long("out-format", Arity::Required, "other"),
+    long("log-file-format", Arity::Required, "other"),
+    long("bwlimit", Arity::Required, "other"),
+    long("stop-after", Arity::Required, "other"),
+    long("stop-at", Arity::Required, "other"),
+    long("protocol", Arity::Required, "other"),
+    long("iconv", Arity::Required, "other"),
+    long("checksum-choice", Arity::Required, "other"),
+    long("cc", Arity::Required, "other"),
+    long("checksum-seed", Arity::Required, "other"),
+    long("outbuf", Arity::Required, "other"),
+];
+
 pub(in crate::knowledge) fn rsync(args: &[Word], f: &mut Findings) {
-    let mut operands = Vec::new();
-    let mut delete = false;
-    let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
-        let v = w.value.as_str();
-        if w.dynamic || !v.starts_with('-') {
-            operands.push(w);
-        } else if v == "-e" || v == "--rsh" {
-            if let Some(n) = args.get(i + 1) {
-                f.code("rsync", "-e", "runs a remote shell program");
-                f.shell("rsync -e", &n.value, n.dynamic);
-            }
-            i += 1;
-        } else if let Some(cmd) = v.strip_prefix("--rsh=").or_else(|| {
-            v.strip_prefix("-e")
-                .filter(|s| !s.is_empty() && !v.starts_with("--"))
-        }) {
-            f.code("rsync", "-e", "runs a remote shell program");
-            f.shell("rsync -e", cmd, w.dynamic);
-        } else if v.starts_with("--delete") || v == "--remove-source-files" {
-            delete = true;
-        } else if matches!(
-            v,
-            "--exclude"
-                | "--include"
-                | "--filter"
-                | "-f"
-                | "--rsync-path"
-                | "--port"
-                | "--bwlimit"
-                | "--chmod"
-                | "--chown"
-                | "--log-file"
-                | "--password-file"
-                | "--files-from"
-                | "--exclude-from"
-                | "--include-from"
-                | "--backup-dir"
-                | "--suffix"
-                | "--partial-dir"
-                | "--temp-dir"
-                | "-T"
-                | "--timeout"
-                | "--compare-dest"
-                | "--link-dest"
-                | "--copy-dest"
-        ) {
-            i += 1;
-        }
-        i += 1;
+    let s = scan(RSYNC_OPTIONS, args);
+    let delete = s.unknown.iter().any(|u| {
+        u.starts_with("--delete") || u.starts_with("--del") || u == "--remove-source-files"
+    });
+    // Flags are not in the table; a word known only at run time is, and it
+    // may be `-e CMD`.
+    if let Some(u) = s.unknown.iter().find(|u| !u.starts_with('-')) {
+        f.opaque(
+            OpaqueReason::DynamicCode,
+            format!("rsync argument known only at run time (it may be -e): {u}"),
+        );
     }
+    for o in &s.options {
+        let Some(value) = o.value.as_deref() else {
+            continue;
+        };
+        match o.id {
+            "rsh" => {
+                f.code("rsync", "-e", "runs a remote shell program");
+                f.shell("rsync -e", value, o.dynamic);
+            }
+            "writes" | "backup-dir" => f.write_path(value, o.dynamic),
+            "reads" => f.read_path(value, o.dynamic),
+            _ => {}
+        }
+    }
+    let operands: Vec<&Word> = s.operands.clone();
     remote_copy("rsync", &operands, f);
-    if delete && let Some(dest) = operands.last() {
-        f.delete(dest);
+    if let Some((dest, sources)) = operands.split_last() {
+        // Without a trailing `/` a source lands as DEST/basename(SOURCE);
+        // with one, its contents land in DEST (names known only at run time).
+        let remote = dest.value.contains(':')
+            && !dest.value.starts_with(['/', '.'])
+            && dest
+                .value
+                .split(':')
+                .next()
+                .is_some_and(|h| !h.contains('/'));
+        for src in sources.iter().filter(|_| !remote) {
+            if src.value.ends_with('/') {
+                f.write_path(&dest.value, true);
+            } else {
+                let inside =
+                    super::super::join_path(&dest.value, super::super::basename(&src.value));
+                f.write_path(&inside, dest.dynamic || src.dynamic);
+            }
+        }
+        if delete {
+            f.delete(dest);
+        }
     }
 }
 
