@@ -164,7 +164,46 @@ pub struct Layer {
     pub server_addr: Option<String>,
     /// `[[mcp.servers]]`.
     pub mcp_servers: Vec<McpServer>,
+    /// `[secrets] env`: replaces the default secret variable shapes.
+    pub secret_env: Option<Vec<String>>,
+    /// `[secrets] extra_env`: shapes added to them.
+    pub extra_secret_env: Vec<String>,
 }
+
+/// `[secrets]`: which environment variables hold secrets, as name shapes
+/// (`*` matches any run of characters, case ignored).
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretsToml {
+    env: Option<Vec<String>>,
+    #[serde(default)]
+    extra_env: Vec<String>,
+}
+
+/// The environment variables that hold secrets unless `[secrets] env` says
+/// otherwise: reading one (`echo $NAME`, `printenv NAME`) is judged like
+/// reading a secret file, and so is reading all of them (`env`, `printenv`,
+/// `set`, `declare -p`).
+pub const DEFAULT_SECRET_ENV: &[&str] = &[
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_KEY",
+    "*_KEY_ID",
+    "*_TOKEN",
+    "TOKEN",
+    "*_PAT",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_PASS",
+    "*_PWD",
+    "*_AUTH",
+    "*DATABASE_URL",
+    "*_DSN",
+    "AWS_*",
+    "ANTHROPIC_*",
+    "OPENAI_*",
+];
 
 /// `[mcp]`.
 #[derive(Default, Deserialize)]
@@ -222,6 +261,8 @@ struct FileToml {
     server: ServerToml,
     #[serde(default)]
     mcp: McpToml,
+    #[serde(default)]
+    secrets: SecretsToml,
 }
 
 #[derive(Default, Deserialize)]
@@ -339,6 +380,20 @@ impl Layer {
                 refuse_unpinned: m.refuse_unpinned,
             });
         }
+        for shape in parsed
+            .secrets
+            .env
+            .iter()
+            .flatten()
+            .chain(&parsed.secrets.extra_env)
+        {
+            if let Err(why) = check_env_shape(shape) {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!("[secrets] shape {shape:?}: {why}"),
+                });
+            }
+        }
         let tools = parsed
             .tools
             .into_iter()
@@ -367,6 +422,8 @@ impl Layer {
             agents: parsed.agents,
             server_addr: parsed.server.addr,
             mcp_servers,
+            secret_env: parsed.secrets.env,
+            extra_secret_env: parsed.secrets.extra_env,
         })
     }
 
@@ -421,6 +478,8 @@ impl Layer {
             agents: Default::default(),
             server_addr: None,
             mcp_servers: Vec::new(),
+            secret_env: None,
+            extra_secret_env: Vec::new(),
         })
     }
 }
@@ -443,6 +502,9 @@ pub struct Policy {
     pub server_addr: String,
     /// `[[mcp.servers]]`, by name; a higher layer's entry replaces a lower one's.
     pub mcp_servers: Vec<McpServer>,
+    /// Shapes of the environment variables that hold secrets (`*_TOKEN` …);
+    /// [`DEFAULT_SECRET_ENV`] unless configured.
+    pub secret_env: Vec<String>,
 }
 
 /// The approval server's default address.
@@ -467,6 +529,7 @@ impl Default for Policy {
             agents: Default::default(),
             server_addr: DEFAULT_SERVER_ADDR.to_string(),
             mcp_servers: Vec::new(),
+            secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
@@ -513,11 +576,39 @@ impl Policy {
                 p.mcp_servers.retain(|x| x.name != m.name);
                 p.mcp_servers.push(m.clone());
             }
+            // The highest layer's list replaces the defaults; extra shapes add up.
+            if let Some(list) = &l.secret_env {
+                p.secret_env = list.clone();
+            }
+        }
+        for l in &layers {
+            let managed = l.kind == LayerKind::Managed;
+            let kept = l
+                .extra_secret_env
+                .iter()
+                .chain(l.secret_env.iter().flatten().filter(|_| managed));
+            // What the managed layer calls a secret stays one whatever a lower
+            // layer's list says.
+            for shape in kept {
+                if !p.secret_env.contains(shape) {
+                    p.secret_env.push(shape.clone());
+                }
+            }
         }
         if let Some(m) = managed_mode {
             p.mode = m;
         }
         p
+    }
+
+    /// The first secret shape (`[secrets] env`) some variable read by `name`
+    /// could match: `name` is a variable's name, `PREFIX*` (every name with
+    /// that prefix) or `*` (all of them).
+    pub fn secret_env_shape(&self, name: &str) -> Option<&str> {
+        self.secret_env
+            .iter()
+            .find(|shape| globs_overlap(shape.as_bytes(), name.as_bytes()))
+            .map(String::as_str)
     }
 
     /// Whether any layer asks for Claude Code settings to be imported.
@@ -538,9 +629,125 @@ impl Policy {
     }
 }
 
+/// A secret shape: letters, digits, `_` and `*`, not empty.
+fn check_env_shape(shape: &str) -> Result<(), &'static str> {
+    if !shape.is_empty()
+        && shape
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*')
+    {
+        Ok(())
+    } else {
+        Err("use letters, digits, `_` and `*` (any run of characters)")
+    }
+}
+
+/// Whether some name matches both patterns, where `*` matches any run of
+/// characters and letters match regardless of case.
+fn globs_overlap(a: &[u8], b: &[u8]) -> bool {
+    // memo[i][j]: the suffixes a[i..] and b[j..] have a common match.
+    let mut memo = vec![vec![None; b.len() + 1]; a.len() + 1];
+    fn go(a: &[u8], b: &[u8], i: usize, j: usize, memo: &mut Vec<Vec<Option<bool>>>) -> bool {
+        if let Some(v) = memo[i][j] {
+            return v;
+        }
+        let v = match (a.get(i), b.get(j)) {
+            (None, None) => true,
+            (Some(b'*'), _) => {
+                go(a, b, i + 1, j, memo) || (j < b.len() && go(a, b, i, j + 1, memo))
+            }
+            (_, Some(b'*')) => {
+                go(a, b, i, j + 1, memo) || (i < a.len() && go(a, b, i + 1, j, memo))
+            }
+            (Some(x), Some(y)) => x.eq_ignore_ascii_case(y) && go(a, b, i + 1, j + 1, memo),
+            _ => false,
+        };
+        memo[i][j] = Some(v);
+        v
+    }
+    go(a, b, 0, 0, &mut memo)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_shapes_match_names_prefixes_and_everything() {
+        let p = Policy::default();
+        for secret in [
+            "OPENAI_API_KEY",
+            "openai_api_key",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "ANTHROPIC_BASE_URL",
+            "DB_PASSWORD",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "CLIENT_SECRET",
+            "SECRET_KEY_BASE",
+            "DATABASE_URL",
+            "AWS*",
+            "OPENAI*",
+            "GH*",
+            "*",
+        ] {
+            assert!(p.secret_env_shape(secret).is_some(), "{secret}");
+        }
+        for plain in [
+            "HOME",
+            "PATH",
+            "PWD",
+            "OLDPWD",
+            "USER",
+            "SHELL",
+            "TERM",
+            "LANG",
+            "EDITOR",
+            "MAX_TOKENS",
+            "TOKENIZERS_PARALLELISM",
+            "KEY",
+            "CARGO_HOME",
+            "x",
+        ] {
+            assert_eq!(p.secret_env_shape(plain), None, "{plain}");
+        }
+        assert!(globs_overlap(b"*_TOKEN", b"GH*"));
+        assert!(globs_overlap(b"A*B", b"*C*"));
+        assert!(!globs_overlap(b"A*B", b"C*"));
+        assert!(globs_overlap(b"**", b""));
+        // A prefix could name a secret: `${!HO*}` may list `HO_API_KEY`.
+        assert!(p.secret_env_shape("HO*").is_some());
+    }
+
+    #[test]
+    fn secret_shapes_are_configured_and_the_managed_layer_keeps_its_own() {
+        let user = Layer::from_toml(
+            LayerKind::User,
+            "u.toml",
+            "[secrets]\nenv = [\"MY_*\"]\nextra_env = [\"CORP_*\"]\n",
+        )
+        .unwrap();
+        let p = Policy::from_layers(vec![user.clone()]);
+        assert_eq!(p.secret_env, ["MY_*", "CORP_*"]);
+        assert_eq!(p.secret_env_shape("GITHUB_TOKEN"), None);
+        let managed = Layer::from_toml(
+            LayerKind::Managed,
+            "m.toml",
+            "[secrets]\nenv = [\"*_TOKEN\"]\n",
+        )
+        .unwrap();
+        let project =
+            Layer::from_toml(LayerKind::Project, "p.toml", "[secrets]\nenv = []\n").unwrap();
+        let p = Policy::from_layers(vec![project, managed, user]);
+        assert!(p.secret_env_shape("GITHUB_TOKEN").is_some());
+        assert!(p.secret_env_shape("CORP_X").is_some());
+        let err = Layer::from_toml(LayerKind::User, "u.toml", "[secrets]\nenv = [\"A-B\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[secrets]"), "{err}");
+    }
 
     #[test]
     fn mcp_servers_carry_their_rules_and_are_checked() {

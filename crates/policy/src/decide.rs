@@ -134,6 +134,7 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         judgements.push(r);
     }
     judgements.extend(secret_mentions(&derived.items, &ctx));
+    judgements.extend(secret_env_reads(&derived, &ctx));
     if judgements.is_empty() {
         judgements.push(Reason {
             code: "no-effect".into(),
@@ -287,6 +288,79 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
         Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, ctx, "tool"),
         Effect::Opaque { reason: why, text } => judge_opaque(why, text, ctx, all),
     }
+}
+
+// ----- secret environment variables ---------------------------------------------
+
+/// Variables whose values the shell text reads (`echo $GITHUB_TOKEN`,
+/// `printenv OPENAI_API_KEY`) or that it prints all at once (`env`,
+/// `printenv`, `set`, `declare -p`): a secret-shaped name (`[secrets] env`)
+/// is judged like a secret file — a person must approve, except in
+/// full-access mode. Each judgement points at the command that reads it.
+fn secret_env_reads(derived: &effects::Effects, ctx: &Ctx<'_>) -> Vec<Reason> {
+    let mut out = Vec::new();
+    for r in &derived.env_reads {
+        let Some(shape) = ctx.policy.secret_env_shape(&r.name) else {
+            continue;
+        };
+        let what = if r.is_all() {
+            format!(
+                "`{}` prints every environment variable, secrets among them (`{shape}`)",
+                r.by
+            )
+        } else if r.name.ends_with('*') {
+            format!(
+                "the environment variables named {} may be secrets (`{shape}`)",
+                r.name
+            )
+        } else if r.by == "expansion" {
+            format!(
+                "`${}` expands a secret environment variable (`{shape}`)",
+                r.name
+            )
+        } else {
+            format!(
+                "`{}` reads the secret environment variable {} (`{shape}`)",
+                r.by, r.name
+            )
+        };
+        let mut reason = if ctx.mode == Mode::FullAccess {
+            reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!("{what}; allowed in full-access mode"),
+            )
+        } else {
+            reason(
+                Verdict::Ask,
+                "secret-path",
+                format!("{what}; not read without a person"),
+            )
+        };
+        reason.effect = env_read_command(&derived.items, r);
+        out.push(reason);
+    }
+    out
+}
+
+/// The command an environment read belongs to: the program that prints it,
+/// or the first command whose words show the expansion, or the first command.
+fn env_read_command(items: &[Effect], r: &portcullis_shell::EnvRead) -> Option<usize> {
+    let commands = || {
+        items.iter().enumerate().filter_map(|(i, e)| match e {
+            Effect::Exec { command, .. } => Some((i, command)),
+            _ => None,
+        })
+    };
+    let by_program = commands().find(|(_, c)| c.basename() == r.by);
+    let by_word = || {
+        let name = r.name.trim_end_matches('*');
+        commands().find(|(_, c)| c.words.iter().any(|w| w.contains(name)))
+    };
+    by_program
+        .or_else(by_word)
+        .or_else(|| commands().next())
+        .map(|(i, _)| i)
 }
 
 // ----- secrets named in arguments ------------------------------------------------

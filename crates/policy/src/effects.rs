@@ -4,7 +4,7 @@
 //! trusted builtin does; everything else is zero-trust: its shell-like fields
 //! are analysed as shell and its path-like strings judged as paths.
 
-use portcullis_shell::{Command, OpaqueReason};
+use portcullis_shell::{Command, EnvRead, OpaqueReason};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -71,6 +71,9 @@ pub struct Effects {
     pub items: Vec<Effect>,
     /// The rule name under which the call's tool is judged (`Bash`, `Read`, `mcp__s__t` …).
     pub tool_rule_name: String,
+    /// Variables whose values the call's shell text reads (`$NAME`, `printenv`,
+    /// `env`): the decision judges the secret-shaped ones like secret files.
+    pub env_reads: Vec<EnvRead>,
 }
 
 /// Derives the effects of a call.
@@ -78,6 +81,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     let mut out = Effects {
         items: Vec::new(),
         tool_rule_name: call.tool.name.clone(),
+        env_reads: Vec::new(),
     };
     let input = &call.input;
     let origin = call.tool.origin;
@@ -86,7 +90,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
         out.tool_rule_name = format!("mcp__{server}__{tool}");
         out.items.push(Effect::McpCall { server, tool });
         let start = out.items.len();
-        zero_trust(input, &mut out.items, "");
+        zero_trust(input, &mut out.items, &mut out.env_reads, "");
         // A manifest from trusted configuration (or from a bridge in front of a
         // server configured trusted) may say the tool only reads: its path
         // arguments are then reads, not writes. Nothing else loosens.
@@ -111,7 +115,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     if origin == Origin::Core {
         match policy.table.kind(&call.tool.name) {
             Some(kind) => {
-                tool_effects(kind, input, &call.cwd, &mut out.items);
+                tool_effects(kind, input, &call.cwd, &mut out.items, &mut out.env_reads);
                 return out;
             }
             None => {
@@ -131,7 +135,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     match (origin, manifest) {
         (Origin::Builtin, Some(m)) => {
             if m.shell {
-                shell_fields(input, &mut out.items);
+                shell_fields(input, &mut out.items, &mut out.env_reads);
             }
             for pointer in &m.paths_in {
                 if let Some(Value::String(p)) = input.pointer(pointer) {
@@ -162,7 +166,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
             out.items.push(Effect::ToolUse {
                 tool: call.tool.name.clone(),
             });
-            zero_trust(input, &mut out.items, "");
+            zero_trust(input, &mut out.items, &mut out.env_reads, "");
         }
     }
     out
@@ -198,7 +202,13 @@ fn string_field<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
     input.get(field).and_then(Value::as_str)
 }
 
-fn tool_effects(kind: ToolKind, input: &Value, cwd: &str, out: &mut Vec<Effect>) {
+fn tool_effects(
+    kind: ToolKind,
+    input: &Value,
+    cwd: &str,
+    out: &mut Vec<Effect>,
+    env: &mut Vec<EnvRead>,
+) {
     match kind {
         ToolKind::Shell { command, dir } => match string_field(input, command) {
             // A start directory is a `cd` before the command: relative paths in
@@ -206,9 +216,9 @@ fn tool_effects(kind: ToolKind, input: &Value, cwd: &str, out: &mut Vec<Effect>)
             // The call's own working directory is no change at all.
             Some(text) => match dir.and_then(|d| string_field(input, d)) {
                 Some(d) if !d.is_empty() && !same_dir(d, cwd) => {
-                    shell_analysis(portcullis_shell::analyze_in(text, d), out)
+                    shell_analysis(portcullis_shell::analyze_in(text, d), out, env)
                 }
-                _ => shell(text, out),
+                _ => shell(text, out, env),
             },
             None => out.push(Effect::Opaque {
                 reason: "missing-input".into(),
@@ -329,12 +339,18 @@ fn patch_effects(text: &str, out: &mut Vec<Effect>) {
     }
 }
 
-/// Shell text: every command and effect the analysis found.
-pub fn shell(text: &str, out: &mut Vec<Effect>) {
-    shell_analysis(portcullis_shell::analyze(text), out)
+/// Shell text: every command and effect the analysis found, and the
+/// variables it reads.
+pub fn shell(text: &str, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>) {
+    shell_analysis(portcullis_shell::analyze(text), out, env)
 }
 
-fn shell_analysis(a: portcullis_shell::Analysis, out: &mut Vec<Effect>) {
+fn shell_analysis(a: portcullis_shell::Analysis, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>) {
+    for r in a.env_reads {
+        if !env.contains(&r) {
+            env.push(r);
+        }
+    }
     for c in a.commands {
         out.push(Effect::Exec {
             program: c.program.clone(),
@@ -374,11 +390,11 @@ fn shell_analysis(a: portcullis_shell::Analysis, out: &mut Vec<Effect>) {
     }
 }
 
-fn shell_fields(input: &Value, out: &mut Vec<Effect>) {
+fn shell_fields(input: &Value, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>) {
     if let Value::Object(map) = input {
         for (k, v) in map {
             if let (true, Value::String(s)) = (SHELL_FIELDS.contains(&k.as_str()), v) {
-                shell(s, out);
+                shell(s, out, env);
             }
         }
     }
@@ -387,11 +403,11 @@ fn shell_fields(input: &Value, out: &mut Vec<Effect>) {
 /// Zero-trust reading of an untrusted tool's input: shell-like fields are shell,
 /// path-like strings are paths (judged as writes: the tool may do anything with
 /// them), URLs are network.
-fn zero_trust(v: &Value, out: &mut Vec<Effect>, key: &str) {
+fn zero_trust(v: &Value, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>, key: &str) {
     match v {
         Value::String(s) => {
             if SHELL_FIELDS.contains(&key) {
-                shell(s, out);
+                shell(s, out, env);
             } else if let Some(host) = s
                 .strip_prefix("http://")
                 .or_else(|| s.strip_prefix("https://"))
@@ -421,8 +437,8 @@ fn zero_trust(v: &Value, out: &mut Vec<Effect>, key: &str) {
                 });
             }
         }
-        Value::Array(items) => items.iter().for_each(|i| zero_trust(i, out, key)),
-        Value::Object(map) => map.iter().for_each(|(k, v)| zero_trust(v, out, k)),
+        Value::Array(items) => items.iter().for_each(|i| zero_trust(i, out, env, key)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| zero_trust(v, out, env, k)),
         _ => {}
     }
 }
