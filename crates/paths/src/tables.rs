@@ -62,6 +62,7 @@ const AGENT_SETTINGS: &str = "agent settings";
 const EDITOR_SETTINGS: &str = "editor settings";
 const GIT_HOOK_MANAGER: &str = "git hook manager configuration";
 const BUILD_CONFIG: &str = "package manager or build tool configuration";
+const CI_CONFIG: &str = "continuous integration configuration";
 const SYSTEM: &str = "system files";
 
 /// Never writable, even inside the workspace: what would let an agent change
@@ -123,11 +124,37 @@ pub static PROTECTED: &[Entry] = &[
     row("**/.cursor/**", AGENT_SETTINGS),
     row("**/.gemini/**", AGENT_SETTINGS),
     row("**/.pi/**", AGENT_SETTINGS),
+    // Other agents: modes, rules that grant tools, hooks, MCP servers, the
+    // commands they run to lint and test.
+    row("**/.roo/**", AGENT_SETTINGS),
+    row("**/.roomodes", AGENT_SETTINGS),
+    row("**/.amazonq/**", AGENT_SETTINGS),
+    row("**/opencode.json", AGENT_SETTINGS),
+    row("**/opencode.jsonc", AGENT_SETTINGS),
+    row("**/.opencode/**", AGENT_SETTINGS),
+    row("**/.continue/**", AGENT_SETTINGS),
+    row("**/.windsurf/**", AGENT_SETTINGS),
+    row("**/.aider*", AGENT_SETTINGS),
+    row("**/.kiro/**", AGENT_SETTINGS),
     // Editors and dev containers: tasks, launch configurations, extensions.
     row("**/.vscode/**", EDITOR_SETTINGS),
     row("**/.idea/**", EDITOR_SETTINGS),
     row("**/.devcontainer/**", EDITOR_SETTINGS),
     row("**/.devcontainer.json", EDITOR_SETTINGS),
+    row("**/*.code-workspace", EDITOR_SETTINGS),
+    row("**/.zed/**", EDITOR_SETTINGS),
+    // Other version control: Mercurial's configuration names hooks to run.
+    row("**/.hg/hgrc", "mercurial configuration"),
+    row("~/.hgrc", "mercurial configuration"),
+    // Continuous integration: runs the code it names, with the project's secrets.
+    row("**/.github/workflows/**", CI_CONFIG),
+    row("**/.github/actions/**", CI_CONFIG),
+    row("**/.gitlab-ci.yml", CI_CONFIG),
+    row("**/.circleci/**", CI_CONFIG),
+    row("**/.buildkite/**", CI_CONFIG),
+    row("**/azure-pipelines.yml", CI_CONFIG),
+    row("**/bitbucket-pipelines.yml", CI_CONFIG),
+    row("**/.travis.yml", CI_CONFIG),
     // Git hook managers.
     row("**/.husky/**", GIT_HOOK_MANAGER),
     row("**/.pre-commit-config.yaml", GIT_HOOK_MANAGER),
