@@ -20,21 +20,16 @@ use crate::tables::{PORT_ARGUMENT_CLIENTS, PORTCULLIS_AGENT_SUBCOMMANDS};
 /// number when the call also has a network or code effect (`P=PORT; curl
 /// localhost:$P`, `python -c …`).
 pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
-    let port_text = port.to_string();
     let mut strings = Vec::new();
     collect_strings(input, &mut strings);
     let connects = effects
         .iter()
         .any(|e| matches!(e, Effect::Network { .. } | Effect::Code { .. }));
     for s in &strings {
-        for (at, _) in s.match_indices(&port_text) {
+        // Every run of digits that is the port as a client reads it: leading
+        // zeros do not change a port (`:07878`, `nc host 007878`).
+        for at in port_runs(s, port) {
             let before = s[..at].chars().next_back();
-            let after = s[at + port_text.len()..].chars().next();
-            if after.is_some_and(|c| c.is_ascii_digit())
-                || before.is_some_and(|c| c.is_ascii_digit())
-            {
-                continue;
-            }
             if before == Some(':') || s[..at].ends_with('/') && s[..at].contains("/dev/tcp/") {
                 return Some(format!(
                     "it addresses port {port}, the portcullis approval API"
@@ -60,7 +55,9 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         }
         if let Effect::Exec { command, .. } = e
             && PORT_ARGUMENT_CLIENTS.contains(&command.program.rsplit('/').next().unwrap_or(""))
-            && command.words.iter().skip(1).any(|w| *w == port_text)
+            && command.words.iter().skip(1).any(|w| {
+                !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) && port_runs(w, port) == [0]
+            })
         {
             return Some(format!(
                 "`{}` connects to port {port}, the portcullis approval API",
@@ -69,6 +66,29 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         }
     }
     None
+}
+
+/// Where runs of ASCII digits in `s` start whose value is `port` (leading
+/// zeros allowed, as `strtol` and URL parsers read them).
+fn port_runs(s: &str, port: u16) -> Vec<usize> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let digits = s[start..i].trim_start_matches('0');
+        if digits == port.to_string() {
+            out.push(start);
+        }
+    }
+    out
 }
 
 fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
@@ -165,6 +185,30 @@ mod tests {
         let input = json!({"command": "P=7878; curl localhost:$P/v1/grants"});
         assert!(reaches(&input, &network(), 7878).is_some());
         assert!(reaches(&json!({"command": "echo 7878"}), &[], 7878).is_none());
+    }
+
+    /// The class "the approval port in every spelling": a client reads a
+    /// port with leading zeros as the same port.
+    #[test]
+    fn the_approval_port_in_every_spelling() {
+        for text in [
+            "curl http://127.0.0.1:07878/v1/grants",
+            "curl http://[::1]:007878/",
+            "curl -x http://127.0.0.1:07878 http://example.com/",
+            "curl --connect-to example.com:80:127.0.0.1:07878 http://example.com/",
+            "http_proxy=http://localhost.:07878 wget http://example.com/",
+            "git ls-remote http://user@127.0.0.1:07878/x",
+            "npm --registry http://0.0.0.0:07878/ install x",
+            "pip install --index-url http://2130706433:07878/simple x",
+            "exec 3<>/dev/tcp/127.0.0.1/07878",
+        ] {
+            assert!(
+                reaches(&json!({"command": text}), &network(), 7878).is_some(),
+                "{text}"
+            );
+        }
+        assert!(reaches(&json!({}), &[exec(&["nc", "127.1", "07878"])], 7878).is_some());
+        assert!(reaches(&json!({}), &[exec(&["nc", "127.1", "7879"])], 7878).is_none());
     }
 
     #[test]
