@@ -66,6 +66,10 @@ fn array_subscripts_are_arithmetic_in_every_expansion_form() {
         "echo ${x:1:'$(id)'}",
         "echo $(( $'\\x24(id)' ))",
         "echo ${a[$'\\x24(id)']}",
+        "echo ${@:'$(id)'}",
+        "echo ${a[@]:'$(id)':1}",
+        "echo $(( ${x:-'$(id)'} ))",
+        "[[ 'a[$(id)]' -eq 1 ]]",
     ]);
 }
 
@@ -97,6 +101,13 @@ fn assignments_and_declarations_evaluate_their_subscripts() {
         "declare -n r='a[$(id)]'",
         "declare -n r; for r in 'a[$(id)]'; do :; done",
         "r='a[$(id)]'; declare -n r; echo $r",
+        "declare -i x; x+='a[$(id)]'",
+        "declare -i x='a[$(id)]'",
+        "f(){ local -i x='a[$(id)]'; }; f",
+        "declare -ai a; a=('b[$(id)]')",
+        "declare -ai a; a[0]='b[$(id)]'",
+        "declare -i n; printf -v n %s 'a[$(id)]'",
+        "x='a[$(id)]'; echo $((x)) ${y[x]} ${y:x}",
     ]);
 }
 
