@@ -149,9 +149,10 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
                 .iter()
                 .skip(1)
                 .filter(|w| {
-                    !w.value.contains("://")
-                        && !w.value.chars().all(|c| c.is_ascii_digit())
-                        && !(w.value.contains('@') && w.value.contains(':'))
+                    let url = w.value.contains("://")
+                        || (w.value.contains('@') && w.value.contains(':'));
+                    let number = w.value.chars().all(|c| c.is_ascii_digit());
+                    !url && !number
                 })
                 .collect();
             if dirs.is_empty() {

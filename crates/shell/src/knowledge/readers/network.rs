@@ -1,7 +1,7 @@
 //! Network tools: wget, ssh, scp, rsync, netcat, socat (curl has its own file).
 
 use super::*;
-use crate::knowledge::options::{Arity, Opt, long, opt, scan};
+use crate::knowledge::options::{Arity, Opt, long, opt, scan, short};
 
 pub(super) fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
@@ -11,69 +11,244 @@ pub(super) fn host_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_string())
 }
 
+/// wget's options that take a value, by what the value is; the rest are flags.
+const WGET_OPTIONS: &[Opt] = &[
+    opt('O', "output-document", Arity::Required, "document"),
+    opt('P', "directory-prefix", Arity::Required, "document"),
+    opt('o', "output-file", Arity::Required, "writes"),
+    opt('a', "append-output", Arity::Required, "writes"),
+    long("save-cookies", Arity::Required, "writes"),
+    long("warc-file", Arity::Required, "writes"),
+    long("rejected-log", Arity::Required, "writes"),
+    long("hsts-file", Arity::Required, "reads-writes"),
+    opt('i', "input-file", Arity::Required, "input"),
+    long("post-file", Arity::Required, "reads"),
+    long("body-file", Arity::Required, "reads"),
+    long("load-cookies", Arity::Required, "reads"),
+    long("ca-certificate", Arity::Required, "reads"),
+    long("ca-directory", Arity::Required, "reads"),
+    long("certificate", Arity::Required, "reads"),
+    long("private-key", Arity::Required, "reads"),
+    long("crl-file", Arity::Required, "reads"),
+    long("config", Arity::Required, "config"),
+    opt('e', "execute", Arity::Required, "execute"),
+    long("use-askpass", Arity::Required, "askpass"),
+    // `-nv`, `-nc`, `-nd`, `-nH`, `-np`: `-n` with an attached letter.
+    short('n', Arity::Required, "other"),
+    opt('t', "tries", Arity::Required, "other"),
+    opt('T', "timeout", Arity::Required, "other"),
+    opt('w', "wait", Arity::Required, "other"),
+    opt('Q', "quota", Arity::Required, "other"),
+    opt('l', "level", Arity::Required, "other"),
+    opt('U', "user-agent", Arity::Required, "other"),
+    opt('B', "base", Arity::Required, "other"),
+    opt('D', "domains", Arity::Required, "other"),
+    opt('X', "exclude-directories", Arity::Required, "other"),
+    opt('I', "include-directories", Arity::Required, "other"),
+    opt('A', "accept", Arity::Required, "other"),
+    opt('R', "reject", Arity::Required, "other"),
+    long("header", Arity::Required, "other"),
+    long("user", Arity::Required, "other"),
+    long("password", Arity::Required, "other"),
+    long("referer", Arity::Required, "other"),
+    long("post-data", Arity::Required, "other"),
+    long("method", Arity::Required, "other"),
+    long("body-data", Arity::Required, "other"),
+    long("limit-rate", Arity::Required, "other"),
+    long("bind-address", Arity::Required, "other"),
+    long("proxy-user", Arity::Required, "other"),
+    long("proxy-password", Arity::Required, "other"),
+    long("http-user", Arity::Required, "other"),
+    long("http-password", Arity::Required, "other"),
+    long("ftp-user", Arity::Required, "other"),
+    long("ftp-password", Arity::Required, "other"),
+    long("cut-dirs", Arity::Required, "other"),
+    long("restrict-file-names", Arity::Required, "other"),
+    long("local-encoding", Arity::Required, "other"),
+    long("remote-encoding", Arity::Required, "other"),
+    long("progress", Arity::Required, "other"),
+    long("secure-protocol", Arity::Required, "other"),
+    long("dns-timeout", Arity::Required, "other"),
+    long("connect-timeout", Arity::Required, "other"),
+    long("read-timeout", Arity::Required, "other"),
+    long("waitretry", Arity::Required, "other"),
+    long("prefer-family", Arity::Required, "other"),
+    long("accept-regex", Arity::Required, "other"),
+    long("reject-regex", Arity::Required, "other"),
+    long("regex-type", Arity::Required, "other"),
+    long("exclude-domains", Arity::Required, "other"),
+    long("follow-tags", Arity::Required, "other"),
+    long("ignore-tags", Arity::Required, "other"),
+    long("max-redirect", Arity::Required, "other"),
+    long("retry-on-http-error", Arity::Required, "other"),
+    long("backups", Arity::Required, "other"),
+    long("report-speed", Arity::Required, "other"),
+    long("ciphers", Arity::Required, "other"),
+    long("pinnedpubkey", Arity::Required, "other"),
+    long("default-page", Arity::Required, "other"),
+    long("compression", Arity::Required, "other"),
+    long("warc-header", Arity::Required, "other"),
+    long("warc-max-size", Arity::Required, "other"),
+    long("warc-dedup", Arity::Required, "other"),
+    long("warc-tempdir", Arity::Required, "other"),
+];
+
 pub(in crate::knowledge) fn wget(args: &[Word], f: &mut Findings) {
+    let s = scan(WGET_OPTIONS, args);
+    if let Some(u) = s.unknown.iter().find(|u| !u.starts_with('-')) {
+        f.opaque(
+            OpaqueReason::DynamicCode,
+            format!("wget argument known only at run time (it may be -O or -e): {u}"),
+        );
+    }
     let mut saved = false;
-    let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
-        let v = w.value.as_str();
-        let next = args.get(i + 1);
-        let (opt, val): (&str, Option<(String, bool)>) =
-            if let Some((o, val)) = v.split_once('=').filter(|_| v.starts_with("--")) {
-                (o, Some((val.to_string(), w.dynamic)))
-            } else if matches!(
-                v,
-                "-O" | "-o"
-                    | "-a"
-                    | "-P"
-                    | "-i"
-                    | "-e"
-                    | "--output-document"
-                    | "--output-file"
-                    | "--append-output"
-                    | "--directory-prefix"
-                    | "--input-file"
-                    | "--execute"
-                    | "--post-file"
-                    | "--body-file"
-                    | "--load-cookies"
-                    | "--save-cookies"
-                    | "--config"
-            ) {
-                i += 1;
-                (v, next.map(|n| (n.value.clone(), n.dynamic)))
-            } else if v.len() > 2 && matches!(&v[..2], "-O" | "-o" | "-P" | "-e") {
-                (&v[..2], Some((v[2..].to_string(), w.dynamic)))
-            } else {
-                (v, None)
-            };
-        match (opt, val) {
-            ("-O" | "--output-document" | "-P" | "--directory-prefix", Some((p, d))) => {
+    for o in &s.options {
+        let Some(value) = o.value.as_deref() else {
+            continue;
+        };
+        match o.id {
+            "document" => {
                 saved = true;
-                if p != "-" {
-                    f.write_path(&p, d);
+                if value != "-" {
+                    f.write_path(value, o.dynamic);
                 }
             }
-            (
-                "-o" | "--output-file" | "-a" | "--append-output" | "--save-cookies",
-                Some((p, d)),
-            ) => f.write_path(&p, d),
-            (
-                "-i" | "--input-file" | "--post-file" | "--body-file" | "--load-cookies",
-                Some((p, d)),
-            ) => f.read_path(&p, d),
-            ("-e" | "--execute" | "--config", Some((cmd, _))) => {
-                f.code("wget", opt, format!("runs wgetrc command(s) {cmd}"));
+            "writes" if value != "-" => f.write_path(value, o.dynamic),
+            "reads-writes" => {
+                f.read_path(value, o.dynamic);
+                f.write_path(value, o.dynamic);
             }
-            (o, None) if !o.starts_with('-') => {
-                f.network("wget", if w.dynamic { None } else { host_of(o) });
+            "reads" => f.read_path(value, o.dynamic),
+            "input" if value != "-" => {
+                if value.contains("://") {
+                    f.network("wget", if o.dynamic { None } else { host_of(value) });
+                } else {
+                    f.read_path(value, o.dynamic);
+                }
+            }
+            "config" => {
+                f.read_path(value, o.dynamic);
+                f.code(
+                    "wget",
+                    "--config",
+                    format!("runs wgetrc commands from {value}"),
+                );
+                f.opaque(
+                    OpaqueReason::CodeFromFile,
+                    format!(
+                        "wget --config {value}: commands (output files among them) from a file"
+                    ),
+                );
+            }
+            "execute" => wgetrc_command(value, o.dynamic, &mut saved, f),
+            "askpass" => {
+                f.code("wget", "--use-askpass", format!("runs the program {value}"));
+                f.exec_text("wget --use-askpass", value, o.dynamic);
             }
             _ => {}
         }
-        i += 1;
+    }
+    for u in &s.operands {
+        f.network("wget", if u.dynamic { None } else { host_of(&u.value) });
     }
     if !saved {
         f.write_path(".", true);
+    }
+}
+
+/// wgetrc commands (`wget -e NAME=VALUE`) that write the file their value
+/// names, read it, or run it; names compare without `-`/`_`, in any case.
+const WGETRC_WRITES: &[&str] = &[
+    "outputdocument",
+    "logfile",
+    "dirprefix",
+    "savecookies",
+    "warcfile",
+    "rejectedlog",
+    "hstsfile",
+];
+const WGETRC_READS: &[&str] = &[
+    "input",
+    "postfile",
+    "bodyfile",
+    "loadcookies",
+    "cacertificate",
+    "cadirectory",
+    "certificate",
+    "privatekey",
+    "crlfile",
+];
+const WGETRC_RUNS: &[&str] = &["useaskpass"];
+/// wgetrc commands that only tune the transfer.
+const WGETRC_TUNES: &[&str] = &[
+    "robots",
+    "tries",
+    "timeout",
+    "wait",
+    "verbose",
+    "quiet",
+    "checkcertificate",
+    "useragent",
+    "maxredirect",
+    "continue",
+    "timestamping",
+    "recursive",
+    "reclevel",
+    "noparent",
+    "convertlinks",
+    "pagerequisites",
+    "adjustextension",
+    "httpsonly",
+    "retryconnrefused",
+    "waitretry",
+    "randomwait",
+    "limitrate",
+    "showprogress",
+    "progress",
+    "serverresponse",
+    "contentdisposition",
+    "trustservernames",
+    "dotstyle",
+    "backups",
+    "compression",
+    "iri",
+    "localencoding",
+    "remoteencoding",
+    "inet4only",
+    "inet6only",
+    "preferfamily",
+];
+
+/// One `wget -e` command.
+fn wgetrc_command(text: &str, dynamic: bool, saved: &mut bool, f: &mut Findings) {
+    let (name, value) = text.split_once('=').unwrap_or((text, ""));
+    let key: String = name
+        .trim()
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect();
+    let value = value.trim();
+    if dynamic {
+        f.opaque(
+            OpaqueReason::DynamicCode,
+            format!("wget -e known only at run time: {text}"),
+        );
+    } else if WGETRC_WRITES.contains(&key.as_str()) {
+        *saved |= matches!(key.as_str(), "outputdocument" | "dirprefix");
+        if value != "-" {
+            f.write_path(value, false);
+        }
+    } else if WGETRC_READS.contains(&key.as_str()) {
+        f.read_path(value, false);
+    } else if WGETRC_RUNS.contains(&key.as_str()) {
+        f.code("wget", "-e", format!("runs the program {value}"));
+        f.exec_text("wget -e use_askpass", value, false);
+    } else if !WGETRC_TUNES.contains(&key.as_str()) {
+        f.opaque(
+            OpaqueReason::InterpretedCode,
+            format!("wget -e {text}: a wgetrc command this analysis does not know"),
+        );
     }
 }
 
