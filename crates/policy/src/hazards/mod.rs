@@ -217,7 +217,9 @@ pub fn hazard(cmd: &Command) -> Option<HazardHit> {
         .words
         .iter()
         .enumerate()
-        .map(|(i, w)| (!cmd.dynamic_words.contains(&i)).then_some(w.as_str()))
+        // `/?` (a Windows program's help) is a glob to bash, but one that
+        // names nothing on a standard root: read it as written.
+        .map(|(i, w)| (!cmd.dynamic_words.contains(&i) || w == "/?").then_some(w.as_str()))
         .collect();
     hazard_in(&cmd.program, &words)
 }
@@ -665,6 +667,7 @@ mod tests {
             "git push --force --help",
             "terraform destroy -help",
             "cmd.exe /c rd /?",
+            "shutdown.exe /?",
             "mkfs --version",
         ] {
             assert_eq!(hit(t), None, "{t}");
