@@ -135,6 +135,7 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     }
     judgements.extend(secret_mentions(&derived.items, &ctx));
     judgements.extend(secret_env_reads(&derived, &ctx));
+    judgements.extend(build_files_written_then_run(&derived.items, &ctx));
     if judgements.is_empty() {
         judgements.push(Reason {
             code: "no-effect".into(),
@@ -297,6 +298,74 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
 /// `printenv`, `set`, `declare -p`): a secret-shaped name (`[secrets] env`)
 /// is judged like a secret file — a person must approve, except in
 /// full-access mode. Each judgement points at the command that reads it.
+/// A call that writes a file a program loads as code (`tables::BUILD_FILES`)
+/// and runs that program: it runs code it just wrote (`> Makefile && make`),
+/// which no rule for the program covers. Asks (full-access allows).
+fn build_files_written_then_run(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
+    let ran: Vec<&str> = items
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Exec { program, .. } => portcullis_shell::knowledge::lookup_key(program),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, e) in items.iter().enumerate() {
+        let Effect::Write { path, .. } = e else {
+            continue;
+        };
+        let name = path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(path);
+        let Some((programs, _)) = tables::BUILD_FILES.iter().find(|(programs, files)| {
+            programs.iter().any(|p| ran.contains(p))
+                && files.iter().any(|f| {
+                    if f.contains('/') {
+                        path.trim_end_matches('/').ends_with(f)
+                    } else {
+                        glob_name(f, name)
+                    }
+                })
+        }) else {
+            continue;
+        };
+        let program = programs
+            .iter()
+            .find(|p| ran.contains(p))
+            .copied()
+            .unwrap_or_default();
+        let what = format!("`{program}` runs `{path}`, which this same call writes");
+        let mut r = if ctx.mode == Mode::FullAccess {
+            reason(
+                Verdict::Allow,
+                "mode-full-access",
+                format!("{what}; allowed in full-access mode"),
+            )
+        } else {
+            reason(
+                Verdict::Ask,
+                "code",
+                format!("{what}: code written and run in one call needs a person"),
+            )
+        };
+        r.effect = Some(i);
+        out.push(r);
+    }
+    out
+}
+
+/// `*` within one file name.
+fn glob_name(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((pre, post)) => {
+            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
+        }
+        None => pattern == name,
+    }
+}
+
 fn secret_env_reads(derived: &effects::Effects, ctx: &Ctx<'_>) -> Vec<Reason> {
     let mut out = Vec::new();
     for r in &derived.env_reads {

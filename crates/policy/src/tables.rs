@@ -392,6 +392,36 @@ pub const GLOB_SAFE_PROGRAMS: &[&str] = &[
     "tree",
 ];
 
+/// The files a build tool or task runner loads from its directory and runs
+/// as code, by program (lookup key). A call that writes one of them and runs
+/// that program runs code it just wrote: never "the project's own task".
+/// `*` globs within the file name; a name with `/` matches the path's end.
+#[rustfmt::skip]
+pub const BUILD_FILES: &[(&[&str], &[&str])] = &[
+    (&["make", "gmake"], &["Makefile", "makefile", "GNUmakefile", "*.mk"]),
+    (&["npm", "npx", "yarn", "pnpm", "bun", "node"], &["package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml"]),
+    (&["cargo"], &["Cargo.toml", "build.rs", ".cargo/config.toml", ".cargo/config", "rust-toolchain", "rust-toolchain.toml"]),
+    (&["python", "python3", "pytest", "tox", "pip", "pip3", "uv", "poetry", "nox"], &["conftest.py", "pytest.ini", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py"]),
+    (&["go"], &["go.mod", "go.work"]),
+    (&["mvn"], &["pom.xml", "maven.config", "jvm.config"]),
+    (&["gradle", "gradlew"], &["build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradlew", "gradle.properties"]),
+    (&["rake", "bundle", "ruby"], &["Rakefile", "Gemfile"]),
+    (&["composer"], &["composer.json"]),
+    (&["just"], &["justfile", "Justfile", ".justfile"]),
+    (&["task"], &["Taskfile.yml", "Taskfile.yaml"]),
+    (&["cmake"], &["CMakeLists.txt", "*.cmake"]),
+    (&["ninja"], &["build.ninja"]),
+    (&["deno"], &["deno.json", "deno.jsonc"]),
+    (&["mix"], &["mix.exs"]),
+    (&["sbt"], &["build.sbt"]),
+    (&["swift"], &["Package.swift"]),
+    (&["zig"], &["build.zig"]),
+    (&["direnv"], &[".envrc"]),
+    (&["pre-commit"], &[".pre-commit-config.yaml"]),
+    (&["docker", "docker-compose", "podman"], &["Dockerfile", "Containerfile", "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"]),
+    (&["terraform", "tofu"], &["*.tf"]),
+];
+
 /// `git` subcommands that only read.
 pub const READ_ONLY_GIT: &[&str] = &[
     "status",
