@@ -62,6 +62,8 @@ fn writers_that_write_more_than_their_last_operand() {
         "rsync -a x/hooks .git/",
         // A source's contents land under names known only at run time.
         "rsync -a evil/ .",
+        "rsync -a evil/ ../proj",
+        "rsync -a evil/ /home/dev/proj/",
         "rsync --log-file=/home/dev/.bashrc -a src dst",
         "rsync --write-batch=/home/dev/.bashrc src dst",
         "tar -xf a.tar -C /home/dev",
@@ -132,6 +134,9 @@ fn ordinary_copies_archives_and_downloads_stay_allowed() {
         "cp src/a.c src/b.c dist/",
         "mv a.txt old/",
         "rsync -a src dist/",
+        "rsync -a src/ dist/",
+        "rsync -avn src/ .",
+        "rsync --dry-run -a src/ /tmp/x",
         "tar -czf out.tar.gz src",
         "tar -C build -czf out.tar.gz .",
         "git clone https://example.com/r.git vendor/r",

@@ -183,3 +183,23 @@ fn code_written_and_run_in_one_call_asks() {
         assert_eq!(verdict(config, command), Verdict::Allow, "{command}");
     }
 }
+
+/// A variable assigned for one call of a builtin that runs nothing changes
+/// nothing that runs; for a function of that name, or a program, it does.
+#[test]
+fn a_git_variable_for_a_builtin_changes_nothing() {
+    let config = "mode = \"ask\"\n[permissions]\nallow = [\"Bash(echo *)\", \"Bash(printf *)\", \"Bash(make *)\"]\n";
+    assert_eq!(verdict(config, "GIT_DIR=.git echo hi"), Verdict::Allow);
+    assert_eq!(
+        verdict(config, "GIT_PAGER=cat printf '%s' x"),
+        Verdict::Allow
+    );
+    for command in [
+        "echo() { git log; }; GIT_DIR=/tmp/evil echo hi",
+        "alias echo=git\nGIT_DIR=/tmp/evil echo log",
+        "GIT_DIR=/tmp/evil make",
+        "GIT_PAGER='./run.sh' make",
+    ] {
+        assert_ne!(verdict(config, command), Verdict::Allow, "{command}");
+    }
+}

@@ -51,6 +51,8 @@ pub(crate) struct Walker<'l> {
     cwd: RunsIn,
     /// Aliases defined in the text (name → body).
     aliases: std::collections::HashMap<String, String>,
+    /// Functions defined in the text (a builtin's name may be one).
+    functions: HashSet<String>,
     /// Variables declared integer (`declare -i`): assigning them evaluates arithmetic.
     integer_vars: HashSet<String>,
     /// Variables declared name references (`declare -n`): the value assigned
@@ -70,6 +72,7 @@ impl<'l> Walker<'l> {
             plain_vars: HashSet::new(),
             cwd: RunsIn::Caller,
             aliases: Default::default(),
+            functions: HashSet::new(),
             integer_vars: HashSet::new(),
             nameref_vars: HashSet::new(),
         }
@@ -356,6 +359,7 @@ impl<'l> Walker<'l> {
                 self.compound(compound, depth + 1);
             }
             ast::Command::Function(def) => {
+                self.functions.insert(def.fname.value.clone());
                 // The body runs whenever the function is called; analyse it here.
                 let body = &def.body;
                 if let Some(r) = &body.1 {
@@ -1041,7 +1045,10 @@ impl<'l> Walker<'l> {
             runs_in: self.cwd.clone(),
         });
         let program = name.value.clone();
-        for e in &call.env {
+        let runs_nothing = knowledge::BUILTINS_THAT_RUN_NOTHING.contains(&program.as_str())
+            && !self.functions.contains(&program)
+            && !self.aliases.contains_key(&program);
+        for e in call.env.iter().filter(|_| !runs_nothing) {
             self.env_assignment(&program, e, depth);
         }
         if !matches!(self.cwd, RunsIn::Caller)

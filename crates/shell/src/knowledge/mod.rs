@@ -23,7 +23,9 @@ mod table;
 
 pub use git_options::{GIT_GLOBAL_OPTIONS, GitGlobal, GitSplit, GitValue, git_split};
 
-pub use table::{ENV_VARS, LOADS_FROM_CWD, PROGRAMS, UNMODELLED_RUNNERS};
+pub use table::{
+    BUILTINS_THAT_RUN_NOTHING, ENV_VARS, LOADS_FROM_CWD, PROGRAMS, UNMODELLED_RUNNERS,
+};
 
 /// What a program's operands (non-option arguments) are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -104,6 +104,12 @@ pub static LOADS_FROM_CWD: &[&str] = &[
     "swift", "sbt", "lein", "stack", "cabal", "dune", "zig", "pre-commit", "husky", "lefthook",
 ];
 
+/// Shell builtins that run no other program and read no configuration: a
+/// variable assigned for one of their calls (`GIT_DIR=x echo …`) changes
+/// nothing that runs (unless the text defines a function or alias of that name).
+pub static BUILTINS_THAT_RUN_NOTHING: &[&str] =
+    &["echo", "printf", "true", "false", ":", "test", "[", "pwd"];
+
 /// Programs that run a command they are given but whose options are not in the
 /// wrapper table: their call is opaque, never silently "just a program".
 #[rustfmt::skip]

@@ -151,8 +151,49 @@ pub(in crate::knowledge) fn wget(args: &[Word], f: &mut Findings) {
     for u in &s.operands {
         f.network("wget", if u.dynamic { None } else { host_of(&u.value) });
     }
-    if !saved {
-        f.write_path(".", true);
+    if saved {
+        return;
+    }
+    // Without -O a download lands here under the URL's last path component
+    // (`index.html` for none). Recursion, server-chosen names and directory
+    // trees make the names known only at run time.
+    let tree = s.unknown.iter().any(|u| {
+        matches!(
+            u.as_str(),
+            "-r" | "-m"
+                | "-p"
+                | "-x"
+                | "--recursive"
+                | "--mirror"
+                | "--page-requisites"
+                | "--content-disposition"
+                | "--force-directories"
+                | "--trust-server-names"
+        )
+    }) || s.has("input");
+    let names: Option<Vec<String>> = s
+        .operands
+        .iter()
+        .map(|u| {
+            let rest = u
+                .value
+                .split_once("://")
+                .map_or(u.value.as_str(), |(_, r)| r);
+            let path = rest.split(['?', '#']).next().unwrap_or(rest);
+            let name = path
+                .split_once('/')
+                .map_or("", |(_, p)| p)
+                .rsplit('/')
+                .next();
+            (!u.dynamic).then(|| match name {
+                Some(n) if !n.is_empty() => n.to_string(),
+                _ => "index.html".to_string(),
+            })
+        })
+        .collect();
+    match names {
+        Some(names) if !tree => names.iter().for_each(|n| f.write_path(n, false)),
+        _ => f.write_path(".", true),
     }
 }
 
@@ -463,6 +504,10 @@ const RSYNC_OPTIONS: &[Opt] = &[
 
 pub(in crate::knowledge) fn rsync(args: &[Word], f: &mut Findings) {
     let s = scan(RSYNC_OPTIONS, args);
+    // `-n`/`--dry-run` (in any bundle) transfers nothing; `--list-only` neither.
+    let dry_run = s.unknown.iter().any(|u| {
+        u == "-n" || "--dry-run".starts_with(u.as_str()) && u.len() > 4 || u == "--list-only"
+    });
     let delete = s.unknown.iter().any(|u| {
         u.starts_with("--delete") || u.starts_with("--del") || u == "--remove-source-files"
     });
@@ -489,6 +534,13 @@ pub(in crate::knowledge) fn rsync(args: &[Word], f: &mut Findings) {
         }
     }
     let operands: Vec<&Word> = s.operands.clone();
+    if dry_run {
+        // Still reads the sources and reaches a remote; writes nothing.
+        for o in operands.iter().rev().skip(1) {
+            f.read(o);
+        }
+        return;
+    }
     remote_copy("rsync", &operands, f);
     if let Some((dest, sources)) = operands.split_last() {
         // Without a trailing `/` a source lands as DEST/basename(SOURCE);
@@ -500,9 +552,19 @@ pub(in crate::knowledge) fn rsync(args: &[Word], f: &mut Findings) {
                 .split(':')
                 .next()
                 .is_some_and(|h| !h.contains('/'));
+        // Contents copied into the working directory, above it or to an
+        // absolute path may land anywhere there (`.git/hooks` included):
+        // names known only at run time. Into a subdirectory, they stay in it.
+        let dest_text = dest.value.trim_end_matches('/');
+        let open_ended = dest.dynamic
+            || dest_text.is_empty()
+            || dest_text == "."
+            || dest_text.starts_with('/')
+            || dest_text.starts_with('~')
+            || dest_text.split('/').any(|c| c == "..");
         for src in sources.iter().filter(|_| !remote) {
             if src.value.ends_with('/') {
-                f.write_path(&dest.value, true);
+                f.write_path(&dest.value, open_ended);
             } else {
                 let inside =
                     super::super::join_path(&dest.value, super::super::basename(&src.value));
