@@ -4,6 +4,11 @@
 //! binary is loaded for every hook call, and stays small without axum,
 //! tokio's server side, rmcp and their HTTP stacks.
 
+#[cfg(panic = "abort")]
+compile_error!(
+    "portcullis relies on unwinding (catch_unwind turns a panic into a refusal): build with panic = \"unwind\""
+);
+
 // mimalloc: the server allocates and frees per request on several threads;
 // glibc malloc returned memory to the kernel and faulted it back in (madvise,
 // page faults) at every turn. Measured with bench/load/run.sh (README).

@@ -4,6 +4,11 @@
 
 #![deny(unsafe_code)]
 
+#[cfg(panic = "abort")]
+compile_error!(
+    "portcullis relies on unwinding (catch_unwind turns a panic into a refusal): build with panic = \"unwind\""
+);
+
 mod analyze;
 mod check;
 mod codex_trust;
