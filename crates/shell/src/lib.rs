@@ -26,6 +26,7 @@ mod arith;
 pub mod knowledge;
 mod limits;
 mod model;
+pub mod url;
 mod walk;
 mod word;
 mod wrappers;

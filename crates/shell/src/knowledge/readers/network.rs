@@ -3,12 +3,17 @@
 use super::*;
 use crate::knowledge::options::{Arity, Opt, long, opt, scan, short};
 
+/// The host a URL names, read as clients read it (`crate::url`); a text
+/// without a scheme (`host/path`, `user@host`) by its first component.
 pub(super) fn host_of(url: &str) -> Option<String> {
+    if let Some(host) = crate::url::host(url) {
+        return Some(host);
+    }
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let host = rest.split(['/', '?', '#']).next()?;
     let host = host.rsplit('@').next()?;
     let host = host.split(':').next()?;
-    (!host.is_empty()).then(|| host.to_string())
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
 /// wget's options that take a value, by what the value is; the rest are flags.
