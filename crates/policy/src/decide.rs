@@ -70,7 +70,84 @@ struct Ctx<'a> {
 
 /// Judges a call.
 pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decision {
-    let derived = effects::derive(call, policy);
+    match ambiguous_mcp_splits(call) {
+        Some(splits) => strictest(call, &splits, policy, facts),
+        None => decide_one(call, policy, facts),
+    }
+}
+
+/// An MCP tool named `mcp_<server>_<tool>` with no server given (Gemini CLI
+/// without `mcp_context`): `mcp_my_fs_write_file` is server `my` or `my_fs`
+/// or `my_fs_write`. Every split, as its own call.
+fn ambiguous_mcp_splits(call: &ToolCall) -> Option<Vec<ToolCall>> {
+    if call.tool.origin != crate::Origin::Mcp || call.tool.server.is_some() {
+        return None;
+    }
+    let rest = call.tool.name.strip_prefix("mcp_")?;
+    if rest.starts_with('_') {
+        return None;
+    }
+    let splits: Vec<ToolCall> = rest
+        .match_indices('_')
+        .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
+        .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
+        .map(|(server, tool)| {
+            let mut c = call.clone();
+            c.tool.name = format!("mcp__{server}__{tool}");
+            c.tool.server = Some(server.to_string());
+            c
+        })
+        .collect();
+    (!splits.is_empty()).then_some(splits)
+}
+
+/// The strictest decision over every reading of an ambiguous call (deny
+/// beats ask beats allow): a rule about one reading is never dodged by
+/// another.
+fn strictest(
+    original: &ToolCall,
+    calls: &[ToolCall],
+    policy: &Policy,
+    facts: &dyn PathFacts,
+) -> Decision {
+    let Some(mut worst) = calls
+        .iter()
+        .map(|c| decide_one(c, policy, facts))
+        .max_by_key(|d| d.decision)
+    else {
+        return decide_one(original, policy, facts);
+    };
+    let names: Vec<&str> = calls.iter().map(|c| c.tool.name.as_str()).collect();
+    let note = Reason {
+        code: "ambiguous-mcp-name".into(),
+        message: format!(
+            "`{}` names no server: judged as each of {} and the strictest answer kept",
+            original.tool.name,
+            names.join(", ")
+        ),
+        rule: None,
+        effect: None,
+        verdict: worst.decision,
+    };
+    worst.judgements.push(note.clone());
+    worst.reasons.push(note);
+    worst
+}
+
+fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decision {
+    let mut derived = effects::derive(call, policy);
+    // Bare names in an untrusted tool's arguments are paths when the file
+    // system says so: an existing file here, or a secret's or protected
+    // path's shape (`.env`, `id_rsa`).
+    for candidate in std::mem::take(&mut derived.candidates) {
+        let (Effect::Write { path, .. } | Effect::Read { path, .. }) = &candidate else {
+            continue;
+        };
+        let fact = facts.resolve(path, &call.cwd);
+        if fact.secret.is_some() || fact.protected.is_some() || facts.exists(path, &call.cwd) {
+            derived.items.push(candidate);
+        }
+    }
     let mut ctx = Ctx {
         policy,
         facts,
@@ -899,7 +976,10 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
                 format!("{shown}: a file with several hard links may be written elsewhere too"),
             );
         }
-    } else if let Some(why) = &fact.secret {
+    }
+    // A secret is a secret whatever the operation: a zero-trust tool's path
+    // argument is judged as a write, and the tool may well read it.
+    if let Some(why) = &fact.secret {
         if ctx.mode == Mode::FullAccess {
             return reason(
                 Verdict::Allow,
@@ -907,10 +987,15 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
                 format!("{shown}: a secret ({why}); allowed in full-access mode"),
             );
         }
+        let verb = if op == PathOp::Read {
+            "read"
+        } else {
+            "read or written"
+        };
         return reason(
             Verdict::Ask,
             "secret-path",
-            format!("{shown}: a secret ({why}); not read without a person"),
+            format!("{shown}: a secret ({why}); not {verb} without a person"),
         );
     }
     if ctx.mode == Mode::ReadOnly && op != PathOp::Read {

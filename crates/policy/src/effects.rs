@@ -74,6 +74,11 @@ pub struct Effects {
     /// Variables whose values the call's shell text reads (`$NAME`, `printenv`,
     /// `env`): the decision judges the secret-shaped ones like secret files.
     pub env_reads: Vec<EnvRead>,
+    /// Effects on bare names in an untrusted tool's arguments (`.env`,
+    /// `notes.txt`): judged only when the name is a path the file system
+    /// knows — an existing file relative to the working directory, or a
+    /// secret's or protected path's shape. The decision has the facts.
+    pub candidates: Vec<Effect>,
 }
 
 /// Derives the effects of a call.
@@ -82,6 +87,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
         items: Vec::new(),
         tool_rule_name: call.tool.name.clone(),
         env_reads: Vec::new(),
+        candidates: Vec::new(),
     };
     let input = &call.input;
     let origin = call.tool.origin;
@@ -90,7 +96,8 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
         out.tool_rule_name = format!("mcp__{server}__{tool}");
         out.items.push(Effect::McpCall { server, tool });
         let start = out.items.len();
-        zero_trust(input, &mut out.items, &mut out.env_reads, "");
+        let mut budget = ZERO_TRUST_BUDGET;
+        zero_trust(input, &mut out, "", &mut budget);
         // A manifest from trusted configuration (or from a bridge in front of a
         // server configured trusted) may say the tool only reads: its path
         // arguments are then reads, not writes. Nothing else loosens.
@@ -101,7 +108,10 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
             .or_else(|| policy.manifest_for(&call.tool.name, origin))
             .is_some_and(|m| m.filesystem == FsAccess::Read && !m.shell);
         if reads_only {
-            for e in &mut out.items[start..] {
+            for e in out.items[start..]
+                .iter_mut()
+                .chain(out.candidates.iter_mut())
+            {
                 if let Effect::Write { path, dynamic } = e {
                     *e = Effect::Read {
                         path: std::mem::take(path),
@@ -166,7 +176,8 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
             out.items.push(Effect::ToolUse {
                 tool: call.tool.name.clone(),
             });
-            zero_trust(input, &mut out.items, &mut out.env_reads, "");
+            let mut budget = ZERO_TRUST_BUDGET;
+            zero_trust(input, &mut out, "", &mut budget);
         }
     }
     out
@@ -254,27 +265,27 @@ fn tool_effects(
         }
         ToolKind::Fetch { url } => {
             // The field is a URL (`WebFetch`) or text naming several (Gemini's
-            // `web_fetch{prompt}`): one network effect per URL found.
+            // `web_fetch{prompt}`): every URL in it, read as clients read
+            // URLs (`portcullis_shell::url`); `file:` URLs read their path.
             let text = string_field(input, url).unwrap_or("");
-            let hosts: Vec<Option<String>> = text
-                .match_indices("http")
-                .map(|(i, _)| &text[i..])
-                .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
-                .map(|u| {
-                    let token = u.split_whitespace().next().unwrap_or(u);
-                    host_of(token.trim_end_matches(['.', ',', ')', ']', '"', '\'', '>', ';']))
-                })
-                .collect();
-            if hosts.is_empty() {
+            let urls = urls_in(text);
+            if urls.is_empty() {
                 out.push(Effect::Network {
                     program: None,
                     host: None,
                 });
             }
-            for host in hosts {
-                out.push(Effect::Network {
-                    program: None,
-                    host,
+            for u in urls {
+                out.push(if u.scheme == "file" {
+                    Effect::Read {
+                        path: u.path,
+                        dynamic: false,
+                    }
+                } else {
+                    Effect::Network {
+                        program: None,
+                        host: u.host,
+                    }
                 });
             }
         }
@@ -297,6 +308,31 @@ fn tool_effects(
         }
         ToolKind::Harmless => {}
     }
+}
+
+/// Every URL in a text (a whole field, or a prompt naming several): each
+/// whitespace-separated token holding `scheme:` or `scheme://`, trailing
+/// punctuation of prose removed, read as clients read it.
+fn urls_in(text: &str) -> Vec<portcullis_shell::url::ParsedUrl> {
+    let mut out = Vec::new();
+    for token in text.split_whitespace() {
+        let token = token.trim_matches(|c: char| {
+            matches!(
+                c,
+                '.' | ',' | ')' | '(' | ']' | '[' | '"' | '\'' | '>' | '<' | ';'
+            )
+        });
+        // A URL may follow other text in the token (`see:https://…`).
+        let lower = token.to_ascii_lowercase();
+        let start = ["http:", "https:", "file:", "ftp:", "ws:", "wss:"]
+            .iter()
+            .filter_map(|s| lower.find(s))
+            .min();
+        if let Some(u) = start.and_then(|i| portcullis_shell::url::parse(&token[i..])) {
+            out.push(u);
+        }
+    }
+    out
 }
 
 /// The files a patch in Codex's `apply_patch` format writes, deletes or moves.
@@ -400,47 +436,101 @@ fn shell_fields(input: &Value, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>) {
     }
 }
 
-/// Zero-trust reading of an untrusted tool's input: shell-like fields are shell,
-/// path-like strings are paths (judged as writes: the tool may do anything with
-/// them), URLs are network.
-fn zero_trust(v: &Value, out: &mut Vec<Effect>, env: &mut Vec<EnvRead>, key: &str) {
+/// How many strings (values and keys) of an untrusted tool's input are read
+/// one by one; past it the input is opaque.
+const ZERO_TRUST_BUDGET: usize = 4096;
+
+/// Zero-trust reading of an untrusted tool's input: every string — values
+/// and object keys, at any depth — is considered. Shell-like fields are
+/// shell; URLs (any scheme, any case) are network, or for `file:` a path;
+/// path-like strings are paths (judged as writes: the tool may do anything
+/// with them), after the normalisation servers apply (surrounding
+/// whitespace, `\` separators, percent-encoding); bare names are
+/// candidates the decision places against the file system.
+fn zero_trust(v: &Value, out: &mut Effects, key: &str, budget: &mut usize) {
     match v {
-        Value::String(s) => {
-            if SHELL_FIELDS.contains(&key) {
-                shell(s, out, env);
-            } else if let Some(host) = s
-                .strip_prefix("http://")
-                .or_else(|| s.strip_prefix("https://"))
-                .map(|_| host_of(s))
-            {
-                out.push(Effect::Network {
-                    program: None,
-                    host,
-                });
-            } else if let Some(p) = s.strip_prefix("file://") {
-                out.push(Effect::Write {
-                    path: p.to_string(),
-                    dynamic: false,
-                });
-            } else if looks_like_path(s) {
-                // A server may expand `$VAR` or `~`: such a path is known only
-                // at run time (`$HOME/…` is still placed by the policy).
-                out.push(Effect::Write {
-                    path: s.clone(),
-                    dynamic: s.contains(['$', '`']),
-                });
-            } else if let Some(decoded) = percent_decoded_path(s) {
-                // `..%2f..%2fetc%2fshadow`: a server may decode it.
-                out.push(Effect::Write {
-                    path: decoded,
-                    dynamic: false,
-                });
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| zero_trust(i, out, env, key)),
-        Value::Object(map) => map.iter().for_each(|(k, v)| zero_trust(v, out, env, k)),
+        Value::String(s) => consider(s, key, out, budget),
+        Value::Array(items) => items.iter().for_each(|i| zero_trust(i, out, key, budget)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            consider(k, "", out, budget);
+            zero_trust(v, out, k, budget);
+        }),
         _ => {}
     }
+}
+
+fn consider(raw: &str, key: &str, out: &mut Effects, budget: &mut usize) {
+    if *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    if *budget == 0 {
+        out.items.push(Effect::Opaque {
+            reason: "work-limit".into(),
+            text: format!("more than {ZERO_TRUST_BUDGET} strings in the arguments"),
+        });
+        return;
+    }
+    if SHELL_FIELDS.contains(&key) {
+        shell(raw, &mut out.items, &mut out.env_reads);
+        return;
+    }
+    // Servers trim, and some take `\` for a separator.
+    let s = raw.trim();
+    if s.is_empty() || s.len() > 4096 {
+        return;
+    }
+    if let Some(u) = portcullis_shell::url::parse(s) {
+        if u.scheme == "file" {
+            out.items.push(Effect::Write {
+                path: u.path,
+                dynamic: false,
+            });
+        } else if u.host.is_some() {
+            out.items.push(Effect::Network {
+                program: None,
+                host: u.host,
+            });
+        }
+        return;
+    }
+    let mut forms = vec![s.to_string()];
+    if s.contains('\\') {
+        forms.push(s.replace('\\', "/"));
+    }
+    if let Some(decoded) = percent_decoded_path(s) {
+        forms.push(decoded);
+    }
+    // Control characters inside: each piece may be what a server uses.
+    if s.chars().any(char::is_control) {
+        forms.extend(
+            s.split(char::is_control)
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+        );
+    }
+    for form in forms {
+        if looks_like_path(&form) {
+            // A server may expand `$VAR` or `~`: such a path is known only
+            // at run time (`$HOME/…` is still placed by the policy).
+            out.items.push(Effect::Write {
+                dynamic: form.contains(['$', '`']),
+                path: form,
+            });
+        } else if is_bare_name(&form) {
+            out.candidates.push(Effect::Write {
+                path: form,
+                dynamic: false,
+            });
+        }
+    }
+}
+
+/// A string that could be a file name in the working directory: one
+/// component, no control characters, not too long.
+fn is_bare_name(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 255 && !s.contains('/') && !s.chars().any(char::is_control)
 }
 
 /// A percent-encoded path (`%2f` for `/`), decoded, when the text has one.
@@ -471,30 +561,17 @@ fn percent_decoded_path(s: &str) -> Option<String> {
     looks_like_path(&decoded).then_some(decoded)
 }
 
-/// `/abs`, `~/x`, `./x`, `../x`, or a slash-separated word without spaces.
+/// `/abs`, `~/x`, `./x`, `../x`, `.`, `..`, or any text with a `/` (spaces
+/// included: `my notes/../../.aws/credentials` is a path to a server).
 fn looks_like_path(s: &str) -> bool {
-    if s.is_empty() || s.len() > 4096 || s.contains('\n') {
+    if s.is_empty() || s.len() > 4096 || s.chars().any(char::is_control) {
         return false;
     }
     s.starts_with('/')
-        || s.starts_with("~/")
-        || s == "~"
-        || s.starts_with("./")
-        || s.starts_with("../")
+        || s.starts_with('~')
+        || s == "."
         || s == ".."
-        || (s.contains('/') && !s.contains(' ') && !s.contains("://"))
-}
-
-pub fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map(|(_, r)| r)?;
-    let host = rest
-        .split(['/', '?', '#'])
-        .next()?
-        .rsplit('@')
-        .next()?
-        .split(':')
-        .next()?;
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+        || (s.contains('/') && !s.contains("://"))
 }
 
 /// The opaque reason of the shell analysis, for callers comparing.

@@ -165,4 +165,10 @@ impl PathFacts for LexicalFacts {
     fn home(&self) -> &str {
         &self.home
     }
+
+    /// No file system: only what the lists name exists.
+    fn exists(&self, raw: &str, cwd: &str) -> bool {
+        let fact = self.resolve(raw, cwd);
+        fact.protected.is_some() || fact.secret.is_some()
+    }
 }
