@@ -444,10 +444,10 @@ fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
                 .to_string();
             tool(mcp_name(&server, &t), Origin::Mcp, Some(server))
         }
-        (None, Some(rest)) => {
-            // Ambiguous split: the server is the first segment.
-            let (server, t) = rest.split_once('_').unwrap_or((rest, ""));
-            tool(mcp_name(server, t), Origin::Mcp, Some(server.to_string()))
+        (None, Some(_)) => {
+            // `mcp_my_fs_write_file` has several splits (server `my`,
+            // `my_fs` …): the policy judges every one and keeps the strictest.
+            tool(name, Origin::Mcp, None)
         }
         (None, None) => tool(name, Origin::Core, None),
     };
