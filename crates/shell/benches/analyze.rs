@@ -16,6 +16,14 @@
 //! cargo bench -p portcullis-shell --bench analyze
 //! ```
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -17,19 +17,26 @@ pub(crate) fn unsafe_names(expr: &str, safe: &HashSet<String>) -> Vec<String> {
     let b = expr.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
+    while let Some(&c) = b.get(i) {
         if c.is_ascii_digit() {
             // A number, possibly `0x1f` or `16#ff`: never a name.
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'#' || b[i] == b'_') {
+            while b
+                .get(i)
+                .is_some_and(|&d| d.is_ascii_alphanumeric() || d == b'#' || d == b'_')
+            {
                 i += 1;
             }
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            while b
+                .get(i)
+                .is_some_and(|&d| d.is_ascii_alphanumeric() || d == b'_')
+            {
                 i += 1;
             }
-            let name = &expr[start..i];
+            // The span is ASCII, so always a slice of `expr`; were it not, the
+            // whole expression is reported (fail closed).
+            let name = expr.get(start..i).unwrap_or(expr);
             if !is_safe(name, safe) {
                 out.push(name.to_string());
             }
@@ -57,11 +64,11 @@ fn without_substitutions(expr: &str) -> String {
     let mut out = String::with_capacity(expr.len());
     let b = expr.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
+    while let Some(&c) = b.get(i) {
+        if c == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
             let mut depth = 0;
-            while i < b.len() {
-                match b[i] {
+            while let Some(&d) = b.get(i) {
+                match d {
                     b'(' => depth += 1,
                     b')' => {
                         depth -= 1;
@@ -75,15 +82,15 @@ fn without_substitutions(expr: &str) -> String {
             }
             out.push(' ');
             i += 1;
-        } else if b[i] == b'`' {
+        } else if c == b'`' {
             i += 1;
-            while i < b.len() && b[i] != b'`' {
+            while b.get(i).is_some_and(|&d| d != b'`') {
                 i += 1;
             }
             out.push(' ');
             i += 1;
         } else {
-            let ch = expr[i..].chars().next().unwrap_or(' ');
+            let ch = expr.get(i..).and_then(|t| t.chars().next()).unwrap_or(' ');
             out.push(ch);
             i += ch.len_utf8();
         }
@@ -115,7 +122,7 @@ pub(crate) fn numeric_assignments(expr: &str) -> Vec<String> {
             let rhs = rhs.trim();
             let is_name = !lhs.is_empty()
                 && lhs.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-                && !lhs.as_bytes()[0].is_ascii_digit();
+                && !lhs.starts_with(|c: char| c.is_ascii_digit());
             if is_name
                 && !rhs.starts_with('=')
                 && !rhs.is_empty()

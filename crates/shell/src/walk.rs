@@ -1008,10 +1008,15 @@ impl<'l> Walker<'l> {
 
     /// A command with its words read: record it, then look through it.
     fn run_command(&mut self, call: SimpleCall, via: Via, depth: u32) {
-        if self.stopped || !self.depth_ok(depth, &call.words[0].value) {
+        let Some(name) = call.words.first() else {
+            // Every caller passes the program word; without it nothing is
+            // known about the call (fail closed).
+            self.opaque(OpaqueReason::ParseError, "a command without words");
+            return;
+        };
+        if self.stopped || !self.depth_ok(depth, &name.value) {
             return;
         }
-        let name = &call.words[0];
         if name.dynamic {
             self.opaque(OpaqueReason::DynamicCommandName, joined_source(&call.words));
             return;
@@ -1072,7 +1077,8 @@ impl<'l> Walker<'l> {
     /// (`printenv NAME`, `declare -p NAME`). `env` without a command is judged
     /// in [`Walker::wrapper`].
     fn printed_variables(&mut self, key: &str, words: &[Word]) {
-        let args = &words[1..];
+        // `words` starts with the program (`run_command` checked).
+        let args = words.get(1..).unwrap_or_default();
         match key {
             "printenv" => {
                 let names: Vec<&Word> = args
@@ -1221,13 +1227,17 @@ impl<'l> Walker<'l> {
     /// Looks through the program to the code it runs: builtins, wrappers,
     /// shells, interpreters, and the knowledge base.
     fn look_through(&mut self, call: SimpleCall, depth: u32) {
-        let program = call.words[0].value.clone();
+        let Some((first, args)) = call.words.split_first() else {
+            self.opaque(OpaqueReason::ParseError, "a command without words");
+            return;
+        };
+        let program = first.value.clone();
         if let Some(body) = self.aliases.get(&program).cloned() {
             // An alias defined earlier in the text: bash replaces the word with
             // its body (which may end in `;` or `|` and so start a new command).
-            let rest: Vec<&str> = call.words[1..].iter().map(|w| w.value.as_str()).collect();
+            let rest: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
             let expanded = format!("{body} {}", rest.join(" "));
-            if !call.words[1..].iter().any(|w| w.dynamic) {
+            if !args.iter().any(|w| w.dynamic) {
                 self.scoped(|w| w.text(&expanded, Via::Wrapper("alias".into()), depth + 1));
             } else {
                 self.opaque(
@@ -1277,7 +1287,15 @@ impl<'l> Walker<'l> {
             }
         }
         for (label, range, replace) in f.commands {
-            let words: Vec<Word> = call.words[range]
+            let Some(run) = call.words.get(range) else {
+                // The reader named words the call does not have (fail closed).
+                self.opaque(
+                    OpaqueReason::ParseError,
+                    format!("{label}: a command this analysis lost track of"),
+                );
+                continue;
+            };
+            let words: Vec<Word> = run
                 .iter()
                 .map(|w| match &replace {
                     Some(r) if w.value.contains(r.as_str()) => Word {
@@ -1318,12 +1336,15 @@ impl<'l> Walker<'l> {
 
     /// Shell builtins that run or re-read code. Returns true when handled.
     fn builtin(&mut self, name: &str, call: &SimpleCall, depth: u32) -> bool {
-        let args = &call.words[1..];
+        let Some(args) = call.words.get(1..) else {
+            self.opaque(OpaqueReason::ParseError, "a command without words");
+            return true;
+        };
         match name {
             "eval" => {
                 // `eval` skips one leading `--`.
-                let args = match args.first() {
-                    Some(w) if !w.dynamic && w.value == "--" => &args[1..],
+                let args = match args.split_first() {
+                    Some((w, rest)) if !w.dynamic && w.value == "--" => rest,
                     _ => args,
                 };
                 if args.iter().any(|w| w.dynamic) {
@@ -1591,8 +1612,7 @@ impl<'l> Walker<'l> {
         const VALUED: &[u8] = b"dnOsuCc";
         let mut callback: Option<Word> = None;
         let mut i = 0;
-        while i < args.len() {
-            let a = &args[i];
+        while let Some(a) = args.get(i) {
             if a.dynamic && a.value.starts_with('-') {
                 // It may be an option, `-C` included.
                 self.opaque(OpaqueReason::DynamicCode, format!("{name} {}", a.value));
@@ -1606,18 +1626,20 @@ impl<'l> Walker<'l> {
             if a.dynamic || !a.value.starts_with('-') || a.value == "-" {
                 break;
             }
-            let letters = &a.value.as_bytes()[1..];
+            // `a.value` starts with `-` (one byte).
+            let letters = a.value.as_bytes().get(1..).unwrap_or_default();
             let mut k = 0;
-            while k < letters.len() {
-                let letter = letters[k];
+            while let Some(&letter) = letters.get(k) {
                 k += 1;
                 if !VALUED.contains(&letter) {
                     continue;
                 }
-                // The value: the rest of the cluster, else the next word.
+                // The value: the rest of the cluster, else the next word. The
+                // rest starts after an ASCII letter, so on a char boundary
+                // (were it not, no value: `-C` is then reported).
                 let value = if k < letters.len() {
-                    Some(Word {
-                        value: a.value[1 + k..].to_string(),
+                    a.value.get(1 + k..).map(|rest| Word {
+                        value: rest.to_string(),
                         dynamic: false,
                         nested: Vec::new(),
                     })
@@ -1638,7 +1660,7 @@ impl<'l> Walker<'l> {
             }
             i += 1;
         }
-        for a in &args[i.min(args.len())..] {
+        for a in args.iter().skip(i) {
             if a.dynamic || a.value.contains('[') {
                 self.subscript_in_name(a, depth);
             }
@@ -1759,7 +1781,15 @@ impl<'l> Walker<'l> {
             }
             return;
         };
-        let mut words: Vec<Word> = call.words[start..].to_vec();
+        let Some(command) = call.words.get(start..) else {
+            // The wrapper's reader pointed past its words (fail closed).
+            self.opaque(
+                OpaqueReason::UnknownWrapperOption,
+                format!("{name} not understood: {}", joined_source(&call.words)),
+            );
+            return;
+        };
+        let mut words: Vec<Word> = command.to_vec();
         if parsed.join_as_shell {
             if words.iter().any(|w| w.dynamic) {
                 self.opaque(
@@ -1842,8 +1872,7 @@ impl<'l> Walker<'l> {
         let mut command_text: Option<&Word> = None;
         let mut c_flag = false;
         let mut reads_stdin = false;
-        while i < words.len() {
-            let w = &words[i];
+        while let Some(w) = words.get(i) {
             if w.dynamic {
                 self.opaque(
                     OpaqueReason::DynamicCode,
@@ -1969,29 +1998,36 @@ fn rewrite_ansi_c_heredoc_tags(text: &str) -> std::borrow::Cow<'_, str> {
     while let Some(pos) = rest.find("<<") {
         let (before, after) = rest.split_at(pos + 2);
         out.push_str(before);
-        let dash = usize::from(after.starts_with('-'));
-        let spaces = after[dash..].len() - after[dash..].trim_start_matches([' ', '\t']).len();
-        let tag_start = dash + spaces;
-        let tag = &after[tag_start..];
+        // `after` is `[-][blanks]TAG…`: `head` the part before the tag.
+        let tag = after
+            .strip_prefix('-')
+            .unwrap_or(after)
+            .trim_start_matches([' ', '\t']);
+        let head = after.strip_suffix(tag).unwrap_or_default();
         if let Some(body) = tag.strip_prefix("$'") {
             // Find the closing quote, skipping backslash escapes.
             let bytes = body.as_bytes();
             let mut k = 0;
-            while k < bytes.len() && bytes[k] != b'\'' {
-                k += if bytes[k] == b'\\' { 2 } else { 1 };
+            while let Some(&b) = bytes.get(k)
+                && b != b'\''
+            {
+                k += if b == b'\\' { 2 } else { 1 };
             }
-            if k < bytes.len() {
-                let decoded = word::decode_ansi_c(&body[..k]);
+            // Found: `k` is the quote (ASCII, so a char boundary).
+            if let Some((quoted, tail)) = body.split_at_checked(k)
+                && let Some(tail) = tail.strip_prefix('\'')
+            {
+                let decoded = word::decode_ansi_c(quoted);
                 let plain = !decoded.is_empty()
                     && decoded
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
                 if plain {
-                    out.push_str(&after[..tag_start]);
+                    out.push_str(head);
                     out.push('\'');
                     out.push_str(&decoded);
                     out.push('\'');
-                    rest = &body[k + 1..];
+                    rest = tail;
                     continue;
                 }
             }
@@ -2022,20 +2058,23 @@ fn jq_reads_env(program: &str) -> bool {
     program.contains("$ENV")
         || program.contains("strenv")
         || program.match_indices("env").any(|(i, _)| {
-            !ident(program[..i].bytes().next_back()) && !ident(program[i + 3..].bytes().next())
+            let b = program.as_bytes();
+            let before = i.checked_sub(1).and_then(|j| b.get(j)).copied();
+            !ident(before) && !ident(b.get(i + 3).copied())
         })
 }
 
 /// `env -i` / `env -` / `env --ignore-environment` start from an empty
 /// environment: what `env` then prints is only what its words set.
 fn env_cleared(words: &[Word]) -> bool {
-    words[1..].iter().take_while(|w| !w.dynamic).any(|w| {
+    words.iter().skip(1).take_while(|w| !w.dynamic).any(|w| {
         w.value == "-"
             || w.value == "--ignore-environment"
             || (w.value.starts_with('-')
                 && !w.value.starts_with("--")
-                && w.value[1..]
+                && w.value
                     .bytes()
+                    .skip(1)
                     .take_while(|b| *b != b'u' && *b != b'C' && *b != b'S')
                     .any(|b| b == b'i'))
     })
@@ -2123,7 +2162,9 @@ impl Shape {
         let mut in_word = false;
         let bytes = text.as_bytes();
         let bump = |open: &mut [i64; 4], kind: usize, delta: i64, max: &mut i64| {
-            open[kind] = (open[kind] + delta).max(0);
+            if let Some(n) = open.get_mut(kind) {
+                *n = (*n + delta).max(0);
+            }
             *max = (*max).max(open.iter().sum());
         };
         for i in 0..=bytes.len() {
@@ -2137,13 +2178,17 @@ impl Shape {
             }
             if in_word {
                 in_word = false;
-                match &bytes[word_start..i] {
-                    b"if" | b"case" | b"do" => bump(&mut open, 3, 1, &mut max),
-                    b"fi" | b"esac" | b"done" => bump(&mut open, 3, -1, &mut max),
+                match bytes.get(word_start..i) {
+                    Some(b"if" | b"case" | b"do") => bump(&mut open, 3, 1, &mut max),
+                    Some(b"fi" | b"esac" | b"done") => bump(&mut open, 3, -1, &mut max),
                     _ => {}
                 }
             }
-            let prev = if i == 0 { b' ' } else { bytes[i - 1] };
+            let prev = i
+                .checked_sub(1)
+                .and_then(|j| bytes.get(j))
+                .copied()
+                .unwrap_or(b' ');
             let next = bytes.get(i + 1).copied().unwrap_or(b' ');
             match c {
                 b'(' => bump(&mut open, 0, 1, &mut max),
@@ -2174,7 +2219,7 @@ fn is_blank_or_start(b: u8) -> bool {
 fn find_empty_heredoc_tag(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     (0..b.len().saturating_sub(1)).find(|&i| {
-        if b[i] != b'<' || b[i + 1] != b'<' {
+        if b.get(i) != Some(&b'<') || b.get(i + 1) != Some(&b'<') {
             return false;
         }
         let mut j = i + 2;
@@ -2202,7 +2247,9 @@ fn find_empty_heredoc_tag(text: &str) -> Option<usize> {
 fn find_funsub(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     (0..b.len().saturating_sub(2)).find(|&i| {
-        b[i] == b'$' && b[i + 1] == b'{' && matches!(b[i + 2], b' ' | b'\t' | b'\n' | b'|')
+        b.get(i) == Some(&b'$')
+            && b.get(i + 1) == Some(&b'{')
+            && matches!(b.get(i + 2), Some(b' ' | b'\t' | b'\n' | b'|'))
     })
 }
 

@@ -106,7 +106,7 @@ fn static_heredoc_output(text: &str, opts: &ParserOptions) -> Option<String> {
     if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
         return None;
     }
-    let ast::Command::Simple(simple) = &and_or.first.seq[0] else {
+    let Some(ast::Command::Simple(simple)) = and_or.first.seq.first() else {
         return None;
     };
     if simple.prefix.is_some()
@@ -179,8 +179,8 @@ fn tangled(text: &str) -> Option<&'static str> {
     // closes with its `}` and `$(f(x))`-like nesting stays balanced.
     let mut open: Vec<u32> = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
+    while let Some(&c) = b.get(i) {
+        match c {
             b'$' if matches!(b.get(i + 1), Some(b'{' | b'(' | b'[')) => {
                 open.push(0);
                 i += 2;
@@ -566,8 +566,10 @@ fn ansi_c_decoded(text: &str) -> Option<String> {
         let body = &rest[at + 2..];
         let bytes = body.as_bytes();
         let mut k = 0;
-        while k < bytes.len() && bytes[k] != b'\'' {
-            k += if bytes[k] == b'\\' { 2 } else { 1 };
+        while let Some(&c) = bytes.get(k)
+            && c != b'\''
+        {
+            k += if c == b'\\' { 2 } else { 1 };
         }
         let end = k.min(body.len());
         out.push_str(&decode_ansi_c(&body[..end]));
@@ -600,14 +602,12 @@ pub(crate) fn decode_ansi_c(body: &str) -> String {
     let mut out = String::with_capacity(body.len());
     let chars: Vec<char> = body.chars().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(&c) = chars.get(i) {
         i += 1;
-        if c != '\\' || i >= chars.len() {
+        let Some(&e) = chars.get(i).filter(|_| c == '\\') else {
             out.push(c);
             continue;
-        }
-        let e = chars[i];
+        };
         i += 1;
         match e {
             'a' => out.push('\x07'),
@@ -622,8 +622,10 @@ pub(crate) fn decode_ansi_c(body: &str) -> String {
             '0'..='7' => {
                 let mut v = e.to_digit(8).unwrap_or(0);
                 let mut n = 1;
-                while n < 3 && i < chars.len() && chars[i].is_digit(8) {
-                    v = v * 8 + chars[i].to_digit(8).unwrap_or(0);
+                while n < 3
+                    && let Some(d) = chars.get(i).and_then(|c| c.to_digit(8))
+                {
+                    v = v * 8 + d;
                     i += 1;
                     n += 1;
                 }
@@ -637,8 +639,10 @@ pub(crate) fn decode_ansi_c(body: &str) -> String {
                 };
                 let mut v: u32 = 0;
                 let mut n = 0;
-                while n < max && i < chars.len() && chars[i].is_ascii_hexdigit() {
-                    v = v.wrapping_mul(16) + chars[i].to_digit(16).unwrap_or(0);
+                while n < max
+                    && let Some(d) = chars.get(i).and_then(|c| c.to_digit(16))
+                {
+                    v = v.wrapping_mul(16) + d;
                     i += 1;
                     n += 1;
                 }
@@ -650,9 +654,10 @@ pub(crate) fn decode_ansi_c(body: &str) -> String {
                 }
             }
             'c' if i < chars.len() => {
-                let ctl = chars[i];
-                i += 1;
-                push_code(&mut out, (ctl as u32) & 0x1f);
+                if let Some(&ctl) = chars.get(i) {
+                    i += 1;
+                    push_code(&mut out, (ctl as u32) & 0x1f);
+                }
             }
             _ => {
                 out.push('\\');

@@ -517,7 +517,11 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
         input_args: spec.runs == Runs::CommandWithInputArgs,
         ..Default::default()
     };
-    let name = words[0].value.as_str();
+    let Some(name) = words.first().map(|w| w.value.as_str()) else {
+        // The walker always passes the program word (fail closed if not).
+        call.opaque = Some((OpaqueReason::ParseError, "a wrapper without words".into()));
+        return call;
+    };
     let mut no_command = false;
     let mut i = 1;
     let opt_fail = |call: &mut WrapperCall, msg: String| {
@@ -584,15 +588,14 @@ pub(crate) fn parse(spec: &WrapperSpec, words: &[Word]) -> WrapperCall {
         // `su -c TEXT user`, `script -c TEXT file`: what follows is not a command.
         if spec.operand_writes {
             call.writes
-                .extend(words[i..].iter().map(|w| w.value.clone()));
+                .extend(words.iter().skip(i).map(|w| w.value.clone()));
         }
         return call;
     }
-    if spec.args_to_shell && i < words.len() {
-        opt_fail(
-            &mut call,
-            format!("arguments for the shell: {}", words[i].value),
-        );
+    if spec.args_to_shell
+        && let Some(w) = words.get(i)
+    {
+        opt_fail(&mut call, format!("arguments for the shell: {}", w.value));
     } else if i < words.len() {
         call.command_start = Some(i);
     } else if spec.shell_without_command {
@@ -657,12 +660,11 @@ fn read_options(
     call: &mut WrapperCall,
     no_command: &mut bool,
 ) -> bool {
-    let name = words[0].value.as_str();
+    let name = words.first().map_or("", |w| w.value.as_str());
     let opt_fail = |call: &mut WrapperCall, msg: String| {
         call.opaque = Some((OpaqueReason::UnknownWrapperOption, format!("{name}: {msg}")));
     };
-    while *i < words.len() {
-        let w = &words[*i];
+    while let Some(w) = words.get(*i) {
         if w.dynamic {
             opt_fail(
                 call,
@@ -718,16 +720,16 @@ fn read_options(
             continue;
         }
         if v.len() > 1 && v.starts_with('-') {
-            let letters: Vec<char> = v[1..].chars().collect();
+            // `v` starts with `-` (one byte): the letters are the chars after it.
+            let letters: Vec<char> = v.chars().skip(1).collect();
             let mut k = 0;
-            while k < letters.len() {
-                let c = letters[k];
+            while let Some(&c) = letters.get(k) {
                 let key = c.to_string();
                 if spec.short_flags.contains(c) {
                     apply_option(spec, &key, None, call, no_command);
                     k += 1;
                 } else if spec.short_optional.contains(c) {
-                    let rest: String = letters[k + 1..].iter().collect();
+                    let rest: String = letters.iter().skip(k + 1).collect();
                     apply_option(
                         spec,
                         &key,
@@ -737,7 +739,7 @@ fn read_options(
                     );
                     break;
                 } else if spec.short_valued.contains(c) {
-                    let rest: String = letters[k + 1..].iter().collect();
+                    let rest: String = letters.iter().skip(k + 1).collect();
                     let value = if !rest.is_empty() {
                         rest
                     } else {

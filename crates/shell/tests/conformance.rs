@@ -15,6 +15,14 @@
 //!
 //! Run with `--nocapture` to see the counts per category.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};

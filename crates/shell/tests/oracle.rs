@@ -29,6 +29,14 @@
 //! Needs `bwrap` (`apt-get install -y bubblewrap`) and a kernel that lets it
 //! create namespaces. The whole corpus takes about 10 s on two cores.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use common::CorpusCase;

@@ -16,6 +16,14 @@
 //! guard shows up as a stack overflow here rather than depending on
 //! `RUST_MIN_STACK`.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::sync::OnceLock;

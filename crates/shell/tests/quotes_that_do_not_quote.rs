@@ -7,6 +7,14 @@
 //! it. Real bash proves the shapes in `tests/oracle.rs` (corpus notes
 //! "quotes that do not quote").
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use portcullis_shell::analyze;
 
 /// The analysis reports `program`, or is incomplete (a policy asks).

@@ -5,6 +5,14 @@
 //! `declare -p`, `export -p`, `ps e` …). Which names are secrets is decided by
 //! the policy (`crates/policy/tests/decide.rs`).
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use portcullis_shell::analyze;
 
 /// The names (or `*`, `PREFIX*`) the analysis says are read.

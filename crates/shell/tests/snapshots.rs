@@ -8,6 +8,14 @@
 //!
 //! and commit the file with the change that caused it.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 
 use serde_json::{Value, json};

@@ -82,8 +82,8 @@ pub struct GitSplit {
 pub fn git_split<S: AsRef<str>>(args: &[S]) -> GitSplit {
     let mut out = GitSplit::default();
     let mut i = 0;
-    while i < args.len() {
-        let word = args[i].as_ref();
+    while let Some(word) = args.get(i) {
+        let word = word.as_ref();
         if !word.starts_with('-') || AS_SUBCOMMAND.contains(&word) {
             out.subcommand = Some(i);
             return out;

@@ -316,8 +316,7 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
     };
     let mut i = 0;
     let mut only_operands = false;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         if only_operands || w.dynamic || !v.starts_with('-') || v == "-" {
             out.operands.push(w);
@@ -357,12 +356,13 @@ pub(super) fn split<'w>(spec: &ProgramSpec, args: &'w [Word]) -> Split<'w> {
             continue;
         }
         // Short options, possibly bundled (`-rf`) or with an attached value (`-n5`).
-        let letters: Vec<char> = v[1..].chars().collect();
+        // `v` starts with `-` (one byte): the letters are the chars after it.
+        let letters: Vec<char> = v.chars().skip(1).collect();
         let mut k = 0;
-        while k < letters.len() {
-            let opt = format!("-{}", letters[k]);
+        while let Some(&letter) = letters.get(k) {
+            let opt = format!("-{letter}");
             if takes_value(&opt) {
-                let rest: String = letters[k + 1..].iter().collect();
+                let rest: String = letters.iter().skip(k + 1).collect();
                 if rest.is_empty() {
                     out.options.push((
                         opt,
@@ -403,7 +403,14 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
     let Some(spec) = spec(name) else {
         return f;
     };
-    let args = &words[1..];
+    let Some(args) = words.get(1..) else {
+        // No program word: nothing to read the call by (fail closed).
+        f.opaque(
+            OpaqueReason::ParseError,
+            format!("{name} without its words"),
+        );
+        return f;
+    };
     if is_version_query(args) {
         // `cargo --version`, `node -v`: prints and exits.
         return f;
@@ -500,7 +507,15 @@ fn run_subcommand(runner: &(&str, &str, usize), words: &[Word], f: &mut Findings
     let Some(pos) = words.iter().position(|w| w.value == sub) else {
         return;
     };
-    if words[1..pos]
+    let Some(before) = words.get(1..pos) else {
+        // The subcommand is the program word itself: not a shape this reads.
+        f.opaque(
+            OpaqueReason::UnknownWrapperOption,
+            format!("{program} {sub} not understood: {}", join(words)),
+        );
+        return;
+    };
+    if before
         .iter()
         .any(|w| !w.value.starts_with('-') || w.dynamic)
     {

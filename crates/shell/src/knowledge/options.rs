@@ -113,8 +113,7 @@ fn scan_with<'w>(table: &[Opt], args: &'w [Word], permute: bool) -> Scan<'w> {
     let mut out = Scan::default();
     let mut i = 0;
     let mut only_operands = false;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         if only_operands || v == "-" || (!w.dynamic && !v.starts_with('-')) {
             out.operands.push(w);
@@ -172,16 +171,17 @@ fn scan_with<'w>(table: &[Opt], args: &'w [Word], permute: bool) -> Scan<'w> {
             continue;
         }
         // Short options, possibly bundled.
-        let letters: Vec<char> = v[1..].chars().collect();
+        // `v` starts with `-` (one byte): the letters are the chars after it.
+        let letters: Vec<char> = v.chars().skip(1).collect();
         let mut k = 0;
         let mut next = i + 1;
-        while k < letters.len() {
-            let Some(o) = table.iter().find(|o| o.short == Some(letters[k])) else {
-                out.unknown.push(format!("-{}", letters[k]));
+        while let Some(&letter) = letters.get(k) {
+            let Some(o) = table.iter().find(|o| o.short == Some(letter)) else {
+                out.unknown.push(format!("-{letter}"));
                 k += 1;
                 continue;
             };
-            let rest: String = letters[k + 1..].iter().collect();
+            let rest: String = letters.iter().skip(k + 1).collect();
             match o.arity {
                 Arity::Flag => {
                     out.options.push(Found {

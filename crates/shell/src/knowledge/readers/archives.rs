@@ -12,8 +12,7 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
     let mut operands: Vec<(&Word, Option<(String, bool)>)> = Vec::new();
     let mut i = 0;
     let mut first = true;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let mut v = w.value.clone();
         // Old-style bundled first argument: `tar xzf file`.
         if first && !v.starts_with('-') && !w.dynamic {
@@ -104,7 +103,8 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
             i += 1;
             continue;
         }
-        let letters: Vec<char> = v[1..].chars().collect();
+        // `v` starts with `-` (one byte): the letters are the chars after it.
+        let letters: Vec<char> = v.chars().skip(1).collect();
         for (k, c) in letters.iter().enumerate() {
             match c {
                 'x' => mode = 'x',
@@ -113,7 +113,7 @@ pub(in crate::knowledge) fn tar(name: &str, args: &[Word], f: &mut Findings) {
                 't' => mode = 't',
                 'P' => absolute = true,
                 'f' | 'C' | 'I' | 'F' | 'T' | 'X' | 'b' | 'H' | 'L' | 'V' | 'N' | 'g' | 'K' => {
-                    let attached: String = letters[k + 1..].iter().collect();
+                    let attached: String = letters.iter().skip(k + 1).collect();
                     let value_word = if attached.is_empty() {
                         i += 1;
                         args.get(i)
@@ -241,7 +241,7 @@ pub(in crate::knowledge) fn patch(
     for name in names {
         let parts: Vec<&str> = name.split('/').collect();
         for strip in 0..parts.len() {
-            let rest = parts[strip..].join("/");
+            let rest = parts.get(strip..).unwrap_or_default().join("/");
             if !rest.is_empty() {
                 f.write_path(&format!("{base}{rest}"), false);
             }
@@ -353,10 +353,11 @@ pub(in crate::knowledge) fn unzip(args: &[Word], f: &mut Findings) {
 pub(in crate::knowledge) fn zip(spec: &ProgramSpec, args: &[Word], f: &mut Findings) {
     let s = split(spec, args);
     // `-TT cmd` is parsed as bundled -T -T by the splitter; look for it directly.
-    for w in args.windows(2) {
-        if w[0].value == "-TT" || w[0].value == "--unzip-command" {
+    for pair in args.windows(2) {
+        let [w, value] = pair else { continue };
+        if w.value == "-TT" || w.value == "--unzip-command" {
             f.code("zip", "-TT", "runs a command to test the archive");
-            f.shell("zip -TT", &w[1].value, w[1].dynamic);
+            f.shell("zip -TT", &value.value, value.dynamic);
         }
     }
     if let Some(v) = args

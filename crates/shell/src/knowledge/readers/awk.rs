@@ -185,8 +185,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out: Vec<Tok> = Vec::new();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(&c) = chars.get(i) {
         match c {
             ' ' | '\t' | '\r' => i += 1,
             '\\' if chars.get(i + 1) == Some(&'\n') => i += 2,
@@ -195,7 +194,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             '#' => {
-                while i < chars.len() && chars[i] != '\n' {
+                while chars.get(i).is_some_and(|&d| d != '\n') {
                     i += 1;
                 }
             }
@@ -259,28 +258,41 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
             '@' => {
                 i += 1;
                 let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                while chars
+                    .get(i)
+                    .is_some_and(|&d| d.is_ascii_alphanumeric() || d == '_')
+                {
                     i += 1;
                 }
-                out.push(Tok::At(chars[start..i].iter().collect()));
+                out.push(Tok::At(
+                    chars.get(start..i).unwrap_or_default().iter().collect(),
+                ));
             }
             c if c.is_ascii_digit()
                 || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) =>
             {
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                while chars
+                    .get(i)
+                    .is_some_and(|&d| d.is_ascii_alphanumeric() || d == '.')
+                {
                     i += 1;
                 }
                 out.push(Tok::Number);
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                while chars
+                    .get(i)
+                    .is_some_and(|&d| d.is_ascii_alphanumeric() || d == '_')
+                {
                     i += 1;
                 }
-                out.push(Tok::Ident(chars[start..i].iter().collect()));
+                out.push(Tok::Ident(
+                    chars.get(start..i).unwrap_or_default().iter().collect(),
+                ));
             }
             _ => {
-                let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
+                let rest: String = chars.iter().skip(i).take(2).collect();
                 let Some(p) = PUNCT.iter().find(|p| rest.starts_with(**p)) else {
                     return Err(format!("unexpected `{c}`"));
                 };

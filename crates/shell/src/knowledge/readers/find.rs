@@ -50,8 +50,8 @@ pub(in crate::knowledge) fn find(args: &[Word], f: &mut Findings) {
     // Leading paths (and -H/-L/-P) come before the expression.
     let mut i = 0;
     let mut roots = Vec::new();
-    while i < args.len() {
-        let v = args[i].value.as_str();
+    while let Some(w) = args.get(i) {
+        let v = w.value.as_str();
         if matches!(v, "-H" | "-L" | "-P") {
             i += 1;
             continue;
@@ -59,7 +59,7 @@ pub(in crate::knowledge) fn find(args: &[Word], f: &mut Findings) {
         if v.starts_with('-') || v == "(" || v == "!" || v == "," {
             break;
         }
-        roots.push(&args[i]);
+        roots.push(w);
         i += 1;
     }
     if roots.is_empty() {
@@ -68,8 +68,7 @@ pub(in crate::knowledge) fn find(args: &[Word], f: &mut Findings) {
     for r in &roots {
         f.read(r);
     }
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         if w.dynamic && v.starts_with('-') {
             f.opaque(
@@ -81,7 +80,10 @@ pub(in crate::knowledge) fn find(args: &[Word], f: &mut Findings) {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let start = i + 1;
                 let mut end = start;
-                while end < args.len() && args[end].value != ";" && args[end].value != "+" {
+                while args
+                    .get(end)
+                    .is_some_and(|w| w.value != ";" && w.value != "+")
+                {
                     end += 1;
                 }
                 if end == args.len() {

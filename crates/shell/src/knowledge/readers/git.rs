@@ -24,8 +24,9 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
     // Global options before the subcommand, split as git splits them.
     let split = crate::knowledge::git_split(&args.iter().map(|w| &w.value).collect::<Vec<_>>());
     let globals_end = split.subcommand.or(split.unknown).unwrap_or(args.len());
-    if let Some(w) = args[..globals_end.min(args.len())]
+    if let Some(w) = args
         .iter()
+        .take(globals_end)
         .chain(split.subcommand.and_then(|i| args.get(i)))
         .find(|w| w.dynamic)
     {
@@ -38,7 +39,10 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
     if let Some(u) = split.unknown {
         f.opaque(
             OpaqueReason::UnknownWrapperOption,
-            format!("git option this analysis does not know: {}", args[u].value),
+            format!(
+                "git option this analysis does not know: {}",
+                args.get(u).map_or("", |w| w.value.as_str())
+            ),
         );
         return;
     }
@@ -92,27 +96,27 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
     }
     let i = globals_end;
     let Some(sub) = args.get(i) else { return };
-    let rest = &args[i + 1..];
+    let rest = args.get(i + 1..).unwrap_or_default();
     let sub = sub.value.as_str();
     let opt_value = |names: &[&str]| -> Vec<(String, bool)> {
         let mut out = Vec::new();
         let mut k = 0;
-        while k < rest.len() {
-            let v = rest[k].value.as_str();
+        while let Some(w) = rest.get(k) {
+            let v = w.value.as_str();
             for n in names {
                 if v == *n {
                     if let Some(next) = rest.get(k + 1) {
                         out.push((next.value.clone(), next.dynamic));
                     }
                 } else if let Some(val) = v.strip_prefix(&format!("{n}=")) {
-                    out.push((val.to_string(), rest[k].dynamic));
+                    out.push((val.to_string(), w.dynamic));
                 } else if n.len() == 2
                     && !n.starts_with("--")
-                    && v.starts_with(n)
-                    && v.len() > 2
                     && !v.starts_with("--")
+                    && let Some(attached) = v.strip_prefix(*n)
+                    && !attached.is_empty()
                 {
-                    out.push((v[2..].to_string(), rest[k].dynamic));
+                    out.push((attached.to_string(), w.dynamic));
                 }
             }
             k += 1;
@@ -149,8 +153,8 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
                 .iter()
                 .skip(1)
                 .filter(|w| {
-                    let url = w.value.contains("://")
-                        || (w.value.contains('@') && w.value.contains(':'));
+                    let url =
+                        w.value.contains("://") || (w.value.contains('@') && w.value.contains(':'));
                     let number = w.value.chars().all(|c| c.is_ascii_digit());
                     !url && !number
                 })
@@ -203,8 +207,9 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
             }
             if sub == "submodule" && rest.iter().any(|w| w.value == "foreach") {
                 let pos = rest.iter().position(|w| w.value == "foreach").unwrap_or(0);
-                let cmd_words: Vec<&Word> = rest[pos + 1..]
+                let cmd_words: Vec<&Word> = rest
                     .iter()
+                    .skip(pos + 1)
                     .filter(|w| !w.value.starts_with("--"))
                     .collect();
                 let dynamic = cmd_words.iter().any(|w| w.dynamic);
@@ -287,9 +292,9 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
                 f.write_path(&target.0, target.1);
                 let operands: Vec<&Word> =
                     rest.iter().filter(|w| !w.value.starts_with('-')).collect();
-                let operands = match operands.first().map(|w| w.value.as_str()) {
-                    Some("set" | "add") => &operands[1..],
-                    _ => &operands[..],
+                let operands = match operands.split_first() {
+                    Some((first, tail)) if matches!(first.value.as_str(), "set" | "add") => tail,
+                    _ => operands.as_slice(),
                 };
                 if let [key, value, ..] = operands {
                     f.code(
@@ -343,12 +348,13 @@ pub(in crate::knowledge) fn git(args: &[Word], f: &mut Findings) {
             }
         }
         "filter-branch" => {
-            for w in rest.windows(2) {
-                if w[0].value.ends_with("-filter") {
+            for pair in rest.windows(2) {
+                let [w, script] = pair else { continue };
+                if w.value.ends_with("-filter") {
                     f.shell(
-                        format!("git filter-branch {}", w[0].value),
-                        &w[1].value,
-                        w[1].dynamic,
+                        format!("git filter-branch {}", w.value),
+                        &script.value,
+                        script.dynamic,
                     );
                 }
             }

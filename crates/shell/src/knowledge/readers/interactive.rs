@@ -118,8 +118,7 @@ pub(super) fn sql_commands(name: &str, text: &str, f: &mut Findings) {
 pub(in crate::knowledge) fn sqlite(name: &str, args: &[Word], stdin: &str, f: &mut Findings) {
     let mut operands = Vec::new();
     let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         if w.value == "-cmd" || w.value == "--cmd" {
             if let Some(n) = args.get(i + 1) {
                 if n.dynamic {
@@ -213,8 +212,7 @@ pub(in crate::knowledge) fn editor(name: &str, args: &[Word], f: &mut Findings) 
     ];
     let mut operands = Vec::new();
     let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         let valued = VALUED.contains(&v);
         let detail = if let Some(cmd) = v.strip_prefix('+') {
@@ -274,7 +272,7 @@ pub(super) fn subcommand(args: &[Word]) -> &str {
 /// The value of an option at `args[i]` given as `-o VALUE`, `-oVALUE`,
 /// `--long VALUE` or `--long=VALUE`.
 pub(super) fn option_value(args: &[Word], i: usize, short: &str, long: &str) -> Option<String> {
-    let v = args[i].value.as_str();
+    let v = args.get(i)?.value.as_str();
     if v == short || v == long {
         return args.get(i + 1).map(|n| n.value.clone());
     }

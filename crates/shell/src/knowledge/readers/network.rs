@@ -337,8 +337,8 @@ pub(super) fn ssh_option(kv: &str, dynamic: bool, program: &str, f: &mut Finding
 
 pub(in crate::knowledge) fn ssh(args: &[Word], f: &mut Findings) {
     let mut i = 0;
-    while i < args.len() {
-        let v = args[i].value.as_str();
+    while let Some(w) = args.get(i) {
+        let v = w.value.as_str();
         if v == "-o" {
             if let Some(n) = args.get(i + 1) {
                 ssh_option(&n.value, n.dynamic, "ssh", f);
@@ -347,7 +347,7 @@ pub(in crate::knowledge) fn ssh(args: &[Word], f: &mut Findings) {
             continue;
         }
         if let Some(kv) = v.strip_prefix("-o") {
-            ssh_option(kv, args[i].dynamic, "ssh", f);
+            ssh_option(kv, w.dynamic, "ssh", f);
         } else if v == "-F" {
             if let Some(n) = args.get(i + 1) {
                 f.read(n);
@@ -375,8 +375,7 @@ pub(in crate::knowledge) fn ssh(args: &[Word], f: &mut Findings) {
 pub(in crate::knowledge) fn scp(name: &str, args: &[Word], f: &mut Findings) {
     let mut operands = Vec::new();
     let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         if w.dynamic || !v.starts_with('-') {
             operands.push(w);

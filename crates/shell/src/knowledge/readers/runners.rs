@@ -41,8 +41,7 @@ pub(in crate::knowledge) fn interpreter(name: &str, args: &[Word], stdin: &str, 
     }
     let (code_letters, module_letters) = interpreter_letters(name);
     let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
+    while let Some(w) = args.get(i) {
         let v = w.value.as_str();
         if w.dynamic {
             f.opaque(
@@ -198,7 +197,7 @@ pub(in crate::knowledge) fn gh(args: &[Word], f: &mut Findings) {
 pub(in crate::knowledge) fn package_scripts(name: &str, args: &[Word], f: &mut Findings) {
     let sub = subcommand(args);
     // Another project's manifest (and so its build scripts and tasks).
-    for (i, _) in args.iter().enumerate() {
+    for (i, w) in args.iter().enumerate() {
         let dir = match name {
             "cargo" => option_value(args, i, "--manifest-path", "--manifest-path"),
             "npm" | "pnpm" => option_value(args, i, "--prefix", "--prefix")
@@ -210,7 +209,7 @@ pub(in crate::knowledge) fn package_scripts(name: &str, args: &[Word], f: &mut F
         if let Some(path) = dir {
             f.read_path(
                 &path,
-                args[i].dynamic || args.get(i + 1).is_some_and(|w| w.dynamic),
+                w.dynamic || args.get(i + 1).is_some_and(|n| n.dynamic),
             );
         }
     }

@@ -166,21 +166,29 @@ impl Reader {
     }
 
     /// The rest of the line (a file name, a command, a label).
-    fn rest_of_line(&mut self) -> String {
+    /// Fails (the script is reported opaque) when the reader is already past
+    /// the end, which a well-formed caller never asks.
+    fn rest_of_line(&mut self) -> Result<String, String> {
         let start = self.i;
         while self.peek().is_some_and(|c| c != '\n') {
             self.i += 1;
         }
-        self.chars[start..self.i].iter().collect()
+        self.span(start)
+    }
+
+    /// The characters from `start` to the reader's position.
+    fn span(&self, start: usize) -> Result<String, String> {
+        let chars = self.chars.get(start..self.i).ok_or("read past the end")?;
+        Ok(chars.iter().collect())
     }
 
     /// Up to `;`, a newline (and `}` for labels in a block): GNU labels.
-    fn label(&mut self) -> String {
+    fn label(&mut self) -> Result<String, String> {
         let start = self.i;
         while self.peek().is_some_and(|c| !matches!(c, '\n' | ';')) {
             self.i += 1;
         }
-        self.chars[start..self.i].iter().collect()
+        self.span(start)
     }
 
     /// A delimited part of `s`, `y` or an address: up to an unescaped `delim`.
@@ -298,17 +306,17 @@ impl Reader {
                     self.end_of_command()?;
                 }
                 '#' => {
-                    self.rest_of_line();
+                    self.rest_of_line()?;
                 }
                 ':' => {
                     self.skip_blanks();
-                    if self.label().trim().is_empty() {
+                    if self.label()?.trim().is_empty() {
                         return Err("`:` lacks a label".into());
                     }
                 }
                 'b' | 't' | 'T' => {
                     self.skip_blanks();
-                    self.label();
+                    self.label()?;
                 }
                 'a' | 'i' | 'c' => self.text()?,
                 '=' | 'd' | 'D' | 'F' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x'
@@ -322,11 +330,11 @@ impl Reader {
                 }
                 'v' => {
                     self.skip_blanks();
-                    self.label();
+                    self.label()?;
                 }
                 'e' => {
                     self.skip_blanks();
-                    let cmd = self.rest_of_line();
+                    let cmd = self.rest_of_line()?;
                     if cmd.trim().is_empty() {
                         f.opaque(
                             OpaqueReason::InterpretedCode,
@@ -338,7 +346,7 @@ impl Reader {
                 }
                 'r' | 'R' | 'w' | 'W' => {
                     self.skip_blanks();
-                    let file = self.rest_of_line();
+                    let file = self.rest_of_line()?;
                     if file.is_empty() {
                         return Err(format!("`{c}` lacks a file name"));
                     }
@@ -404,7 +412,7 @@ impl Reader {
                 'w' => {
                     self.i += 1;
                     self.skip_blanks();
-                    let file = self.rest_of_line();
+                    let file = self.rest_of_line()?;
                     if file.is_empty() {
                         return Err("`s///w` lacks a file name".into());
                     }
