@@ -126,6 +126,7 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
         match policy.table.kind(&call.tool.name) {
             Some(kind) => {
                 tool_effects(kind, input, &call.cwd, &mut out.items, &mut out.env_reads);
+                field_effects(policy.table.agent, &call.tool.name, input, &mut out.items);
                 return out;
             }
             None => {
@@ -307,6 +308,79 @@ fn tool_effects(
             }
         }
         ToolKind::Harmless => {}
+    }
+}
+
+/// The files a tool's other fields name (`crate::tool_fields`): Grep's
+/// `glob`, Glob's `pattern`, Gemini's `include`, Cursor's attachments.
+fn field_effects(agent: &str, tool: &str, input: &Value, out: &mut Vec<Effect>) {
+    use crate::tool_fields::{Field, fields_for};
+    let Some((_, fields)) = fields_for(agent).iter().find(|(n, _)| *n == tool) else {
+        return;
+    };
+    let strings = |v: &Value| -> Vec<String> {
+        match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    for (name, field) in fields.iter() {
+        let Some(v) = input.get(name) else { continue };
+        match field {
+            Field::FilePattern { root } => {
+                let root = root.and_then(|r| string_field(input, r));
+                strings(v).iter().for_each(|p| pattern_read(p, root, out));
+            }
+            Field::ReadList => strings(v).iter().for_each(|p| pattern_read(p, None, out)),
+            Field::Attachments => {
+                for a in v.as_array().into_iter().flatten() {
+                    let path = a
+                        .get("filePath")
+                        .or_else(|| a.get("file_path"))
+                        .and_then(Value::as_str);
+                    if let Some(p) = path {
+                        out.push(Effect::Read {
+                            path: p.to_string(),
+                            dynamic: false,
+                        });
+                    }
+                }
+            }
+            Field::Primary | Field::SearchRoot | Field::Irrelevant(_) => {}
+        }
+    }
+}
+
+/// A file pattern searched below `root`: one that leaves the root (absolute,
+/// `~`, `..`) is a read of what it names (a glob, judged by the files it
+/// matches); a plain name is a read of that file; a relative glob stays below
+/// the root, which the tool's kind already judged.
+fn pattern_read(pattern: &str, root: Option<&str>, out: &mut Vec<Effect>) {
+    let p = pattern.trim();
+    if p.is_empty() {
+        return;
+    }
+    let globby = p.contains(['*', '?', '[', '{']);
+    let leaves =
+        p.starts_with('/') || p.starts_with('~') || p.split(['/', '\\']).any(|c| c == "..");
+    let joined = || {
+        let root = root.filter(|r| !r.is_empty()).unwrap_or(".");
+        if p.starts_with('/') || p.starts_with('~') {
+            p.to_string()
+        } else {
+            format!("{}/{p}", root.trim_end_matches('/'))
+        }
+    };
+    if leaves || !globby {
+        out.push(Effect::Read {
+            path: joined(),
+            dynamic: globby,
+        });
     }
 }
 

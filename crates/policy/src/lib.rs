@@ -20,6 +20,7 @@ pub mod rules;
 pub mod skills;
 pub mod tables;
 pub mod tool;
+pub mod tool_fields;
 
 pub use config::{
     AgentSettings, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,

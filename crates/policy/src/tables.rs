@@ -118,6 +118,8 @@ pub fn gemini_table() -> ToolTable {
             ("glob", ToolKind::Search { path: "dir_path" }),
             ("grep_search", ToolKind::Search { path: "dir_path" }),
             ("search_file_content", ToolKind::Search { path: "dir_path" }),
+            // Reads what `include` names, below the call's directory.
+            ("read_many_files", ToolKind::Search { path: "dir_path" }),
             ("list_directory", ToolKind::Search { path: "dir_path" }),
             ("google_web_search", ToolKind::WebSearch),
             // `web_fetch{prompt}`: the URLs are in the prompt text.
