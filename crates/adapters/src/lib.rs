@@ -368,8 +368,8 @@ fn server_name(s: &str) -> String {
     let word = word.trim_end_matches('/');
     // `@scope/name@1.2.3`, `ghcr.io/org/image:tag`, `/path/to/server.js`.
     let base = word.rsplit('/').next().unwrap_or(word);
-    let base = match base.rfind('@') {
-        Some(at) if at > 0 => &base[..at],
+    let base = match base.rsplit_once('@') {
+        Some((head, _)) if !head.is_empty() => head,
         _ => base,
     };
     let base = base.split(':').next().unwrap_or(base);
@@ -396,16 +396,18 @@ fn stdio_server_word(command: &str) -> String {
     let first = words.first().copied().unwrap_or("unknown");
     let program = first.rsplit('/').next().unwrap_or(first);
     let launcher = LAUNCHERS.iter().find(|(names, _)| {
-        names[0] == program
-            && names[1..]
-                .iter()
-                .enumerate()
-                .all(|(i, n)| words.get(i + 1) == Some(n))
+        names.split_first().is_some_and(|(name, tail)| {
+            *name == program
+                && tail
+                    .iter()
+                    .enumerate()
+                    .all(|(i, n)| words.get(i + 1) == Some(n))
+        })
     });
     let Some((names, valued)) = launcher else {
         return first.to_string();
     };
-    let mut rest = words[names.len()..].iter();
+    let mut rest = words.iter().skip(names.len());
     while let Some(w) = rest.next() {
         if let Some(opt) = w.strip_prefix('-') {
             // `--opt=value` carries its value; `--opt value` takes the next word.

@@ -93,17 +93,20 @@ pub(crate) fn parse_passwd(text: &str) -> Vec<User> {
     let mut users: Vec<User> = Vec::new();
     for line in text.lines() {
         let fields: Vec<&str> = line.split(':').collect();
-        if fields.len() < 7 || fields[0].is_empty() || fields[0].starts_with(['#', '+', '-']) {
+        let [name, _, uid, _, _, home, _, ..] = fields.as_slice() else {
+            continue;
+        };
+        if name.is_empty() || name.starts_with(['#', '+', '-']) {
             continue;
         }
-        let Ok(uid) = fields[2].parse() else { continue };
-        if users.iter().any(|u| u.name == fields[0]) {
+        let Ok(uid) = uid.parse() else { continue };
+        if users.iter().any(|u| u.name == *name) {
             continue;
         }
         users.push(User {
-            name: fields[0].to_string(),
+            name: name.to_string(),
             uid,
-            home: fields[5].to_string(),
+            home: home.to_string(),
         });
     }
     users

@@ -408,15 +408,23 @@ impl FsPaths {
                     segs,
                     tree,
                 } => prefixes.iter().any(|(prefix, k)| {
+                    // Under `prefix`, `path` has at least its `k` components;
+                    // were it not, the row matches (fail closed: stricter).
                     pattern::is_under(path, prefix)
-                        && pattern::matches_from(segs, *tree, &comps[*k..])
+                        && comps
+                            .get(*k..)
+                            .is_none_or(|rest| pattern::matches_from(segs, *tree, rest))
                 }),
-                RuleKind::Anywhere { segs, tree, except } => (0..comps.len()).any(|i| {
-                    pattern::matches_from(segs, *tree, &comps[i..])
-                        && !except.as_ref().is_some_and(|(x, xtree)| {
-                            pattern::matches_from(x, *xtree, &comps[i + segs.len()..])
-                        })
-                }),
+                RuleKind::Anywhere { segs, tree, except } => {
+                    (0..comps.len()).filter_map(|i| comps.get(i..)).any(|rest| {
+                        // A match leaves at least `segs.len()` components.
+                        pattern::matches_from(segs, *tree, rest)
+                            && !except.as_ref().is_some_and(|(x, xtree)| {
+                                rest.get(segs.len()..)
+                                    .is_some_and(|after| pattern::matches_from(x, *xtree, after))
+                            })
+                    })
+                }
             })
             .map(|r| r.reason)
     }
@@ -432,11 +440,15 @@ impl FsPaths {
             .iter()
             .find(|r| match &r.kind {
                 RuleKind::Anchored { prefixes, segs, .. } => prefixes.iter().any(|(prefix, k)| {
-                    pattern::is_under(path, prefix) && pattern::begins(segs, &comps[*k..])
+                    // As in `first_match`: out of range counts as a match.
+                    pattern::is_under(path, prefix)
+                        && comps
+                            .get(*k..)
+                            .is_none_or(|rest| pattern::begins(segs, rest))
                 }),
-                RuleKind::Anywhere { segs, .. } => {
-                    (0..comps.len()).any(|i| pattern::begins(segs, &comps[i..]))
-                }
+                RuleKind::Anywhere { segs, .. } => (0..comps.len())
+                    .filter_map(|i| comps.get(i..))
+                    .any(|rest| pattern::begins(segs, rest)),
             })
             .map(|r| r.reason)
     }
@@ -611,7 +623,7 @@ fn compile_rule(
             .take_while(|s| matches!(s, Seg::Lit(_)))
             .count();
         let mut rel = String::new();
-        for s in &parsed.segs[..literal_len] {
+        for s in parsed.segs.iter().take(literal_len) {
             if let Seg::Lit(l) = s {
                 rel.push('/');
                 rel.push_str(l);
@@ -632,7 +644,7 @@ fn compile_rule(
         }
         RuleKind::Anchored {
             prefixes,
-            segs: parsed.segs[literal_len..].to_vec(),
+            segs: parsed.segs.iter().skip(literal_len).cloned().collect(),
             tree: parsed.tree,
         }
     };

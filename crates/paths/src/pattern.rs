@@ -121,11 +121,12 @@ pub(crate) fn begins(segs: &[Seg], comps: &[&str]) -> bool {
 fn glob(pat: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pat.len() && (pat[p] == b'?' || pat[p] == text[t]) {
+    while let Some(&tc) = text.get(t) {
+        let pc = pat.get(p).copied();
+        if pc.is_some_and(|c| c == b'?' || c == tc) {
             p += 1;
             t += 1;
-        } else if p < pat.len() && pat[p] == b'*' {
+        } else if pc == Some(b'*') {
             star = Some((p, t));
             p += 1;
         } else if let Some((sp, st)) = star {
@@ -136,7 +137,7 @@ fn glob(pat: &[u8], text: &[u8]) -> bool {
             return false;
         }
     }
-    pat[p..].iter().all(|&b| b == b'*')
+    pat.iter().skip(p).all(|&b| b == b'*')
 }
 
 /// Whether the normalised absolute path `path` is `dir` or lies under it,

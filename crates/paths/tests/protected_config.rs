@@ -3,6 +3,14 @@
 //! added for it is protected (never written, even inside the workspace) and
 //! not secret (reading it is fine), and its near neighbours are neither.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::fs;
 
 use portcullis_paths::{Environment, FsPaths, PathFacts, Scopes};

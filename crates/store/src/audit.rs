@@ -48,10 +48,11 @@ struct Canonical<'a> {
 }
 
 impl Canonical<'_> {
-    /// `None` when `prev_hash` is not 64 hex digits.
+    /// `None` when `prev_hash` is not 64 hex digits (or, which cannot happen,
+    /// the row does not serialize: the row then fails to verify).
     fn hash(&self) -> Option<String> {
         let prev = blake3::Hash::from_hex(self.prev_hash).ok()?;
-        let json = serde_json::to_vec(self).expect("a canonical row serializes");
+        let json = serde_json::to_vec(self).ok()?;
         let mut hasher = blake3::Hasher::new();
         hasher.update(prev.as_bytes());
         hasher.update(&json);
@@ -139,7 +140,9 @@ impl Store {
                 why: "the event kind is empty".into(),
             });
         }
-        let detail = serde_json::to_string(&e.detail).expect("a JSON value serializes");
+        let detail = serde_json::to_string(&e.detail).map_err(|e| StoreError::InvalidAudit {
+            why: format!("the detail does not serialize: {e}"),
+        })?;
         if detail.len() > MAX_DETAIL_BYTES {
             return Err(StoreError::InvalidAudit {
                 why: format!(

@@ -82,7 +82,9 @@ impl Store {
     /// session grants — their session still active at `now`; plus every live
     /// device grant. Oldest first.
     pub fn active_grants(&self, session_ids: &[&str], now: i64) -> Result<Vec<Grant>> {
-        let ids = serde_json::to_string(session_ids).expect("a list of strings serializes");
+        let ids = serde_json::to_string(session_ids)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+            .map_err(self.sql("encode the session ids"))?;
         let mut stmt = self
             .conn
             .prepare_cached(

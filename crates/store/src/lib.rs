@@ -244,7 +244,16 @@ impl Store {
         if check(found)? {
             return Ok(());
         }
-        for m in &schema::MIGRATIONS[found as usize..] {
+        // `check` refused a negative or too new version: `found` indexes the list.
+        let pending = usize::try_from(found)
+            .ok()
+            .and_then(|f| schema::MIGRATIONS.get(f..))
+            .ok_or_else(|| StoreError::Corrupt {
+                path: self.path.clone(),
+                what: "schema version".into(),
+                why: format!("no migrations from version {found}"),
+            })?;
+        for m in pending {
             tx.execute_batch(m.sql)
                 .map_err(self.sql("apply a schema migration"))?;
         }

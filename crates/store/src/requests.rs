@@ -16,9 +16,9 @@ struct Suggested(Vec<Resolution>);
 
 impl ToSql for Suggested {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(
-            serde_json::to_string(&self.0).expect("words serialize"),
-        ))
+        let words = serde_json::to_string(&self.0)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        Ok(ToSqlOutput::from(words))
     }
 }
 

@@ -27,8 +27,7 @@ pub(crate) fn sidecar(db: &Path, suffix: &str) -> PathBuf {
 
 /// The effective user id of this process.
 fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// Refuses `meta` (of `path`) when another user owns it or group or others
@@ -180,10 +179,16 @@ pub(crate) fn check_header(db: &Path) -> Result<()> {
             "the file is {len} bytes, not a whole number of {page_size}-byte pages (truncated?)"
         )));
     }
-    let be32 = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+    let be32 = |at: usize| {
+        header
+            .get(at..)
+            .and_then(<[u8]>::first_chunk::<4>)
+            .map(|b| u32::from_be_bytes(*b))
+            .ok_or_else(|| corrupt(format!("no 4 bytes at offset {at} of the header")))
+    };
     // The page count is valid only when it was written with the change counter.
-    let pages = u64::from(be32(28));
-    if pages != 0 && be32(24) == be32(92) && pages * page_size > len {
+    let pages = u64::from(be32(28)?);
+    if pages != 0 && be32(24)? == be32(92)? && pages * page_size > len {
         let wal_holds_rest = fs::metadata(sidecar(db, "-wal")).is_ok_and(|m| m.len() > 0);
         if !wal_holds_rest {
             return Err(corrupt(format!(
@@ -280,7 +285,7 @@ impl Store {
                 .collect::<rusqlite::Result<Vec<_>>>()
         };
         match run() {
-            Ok(rows) if rows.len() == 1 && rows[0] == "ok" => Ok(Integrity::Ok),
+            Ok(rows) if rows == ["ok"] => Ok(Integrity::Ok),
             Ok(rows) if rows.is_empty() => Ok(Integrity::Damaged {
                 problems: vec![format!("PRAGMA {pragma} answered nothing")],
             }),

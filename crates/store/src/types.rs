@@ -214,8 +214,8 @@ impl fmt::Display for GrantTarget {
 }
 
 impl GrantTarget {
-    pub(crate) fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a GrantTarget always serializes")
+    pub(crate) fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string(self)
     }
 
     pub(crate) fn check(&self) -> Result<(), String> {
@@ -245,7 +245,10 @@ impl GrantTarget {
 
 impl ToSql for GrantTarget {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.to_json()))
+        let json = self
+            .to_json()
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        Ok(ToSqlOutput::from(json))
     }
 }
 
@@ -519,13 +522,16 @@ mod tests {
             folder: true,
         };
         assert_eq!(
-            t.to_json(),
+            t.to_json().unwrap(),
             r#"{"kind":"path","canonical":"/d","folder":true}"#
         );
         let c = GrantTarget::Command {
             pattern: "git status".into(),
         };
-        assert_eq!(c.to_json(), r#"{"kind":"command","pattern":"git status"}"#);
+        assert_eq!(
+            c.to_json().unwrap(),
+            r#"{"kind":"command","pattern":"git status"}"#
+        );
         assert!(
             GrantTarget::Path {
                 canonical: "rel".into(),

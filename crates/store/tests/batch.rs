@@ -1,6 +1,14 @@
 //! `Store::batch`: many operations under one write transaction (group commit),
 //! each still all-or-nothing on its own.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use portcullis_store::{AuditEvent, GrantScope, Op, Store, StoreError};

@@ -6,6 +6,14 @@
 //! `Store` first, reports ready, then waits for a `go` file, so all 58 are
 //! already connected when the race starts.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

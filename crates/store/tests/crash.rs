@@ -6,6 +6,14 @@
 //! (which does nothing unless `PORTCULLIS_STORE_TEST_CRASH_WORKER` is set).
 //! `Child::kill` sends SIGKILL on unix.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};

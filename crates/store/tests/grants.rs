@@ -1,5 +1,13 @@
 //! Grants: scopes, validation, which grants are active.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewSession, Op, StoreError};

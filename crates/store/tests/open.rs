@@ -1,5 +1,13 @@
 //! Opening the store: creation, file modes, migrations, reopening, refusals.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::fs;

@@ -1,5 +1,13 @@
 //! Permission requests: collapse, resolution, refusals.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use portcullis_store::{

@@ -1,5 +1,13 @@
 //! Sessions, principals and tokens.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use portcullis_store::{AgentKind, NewSession, StoreError};

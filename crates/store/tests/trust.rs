@@ -3,6 +3,14 @@
 //! it opened, still there. And SQLite's own checks, which see damage the
 //! audit chain cannot.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::fs;
@@ -22,8 +30,7 @@ fn chmod(p: &Path, mode: u32) {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// A store in `dir` holding one device grant, closed.
