@@ -213,6 +213,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     judgements.extend(secret_mentions(&derived.items, &ctx));
     judgements.extend(secret_env_reads(&derived, &ctx));
     judgements.extend(build_files_written_then_run(&derived.items, &ctx));
+    judgements.extend(foreign_git_repositories(&derived.items, &ctx));
     if judgements.is_empty() {
         judgements.push(Reason {
             code: "no-effect".into(),
@@ -429,6 +430,82 @@ fn build_files_written_then_run(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> 
         };
         r.effect = Some(i);
         out.push(r);
+    }
+    out
+}
+
+/// A `git` run in a directory that git would take for a repository of its
+/// own — a bare repository's `HEAD`, `config` and `objects` lying in the
+/// directory itself or one above it, below the workspace — loads that
+/// repository's configuration, which can name programs (`core.fsmonitor`,
+/// `core.pager`): code from that directory. Asks (full-access allows).
+fn foreign_git_repositories(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
+    let mut out = Vec::new();
+    for (i, e) in items.iter().enumerate() {
+        let Effect::Exec {
+            program, command, ..
+        } = e
+        else {
+            continue;
+        };
+        if portcullis_shell::knowledge::lookup_key(program) != Some("git") {
+            continue;
+        }
+        let start = match &command.runs_in {
+            portcullis_shell::RunsIn::Caller => ".".to_string(),
+            portcullis_shell::RunsIn::Dir(d) => d.clone(),
+            // Judged as a path known only at run time elsewhere.
+            portcullis_shell::RunsIn::Unknown => continue,
+        };
+        // `git -C DIR` starts there (each `-C` relative to the one before).
+        let args = command.words.get(1..).unwrap_or_default();
+        let start = portcullis_shell::knowledge::git_split(args)
+            .globals
+            .iter()
+            .filter(|g| g.name == "-C")
+            .filter_map(|g| g.value.as_deref())
+            .fold(start, |dir, c| {
+                if c.starts_with('/') || c.starts_with('~') {
+                    c.to_string()
+                } else {
+                    format!("{dir}/{c}")
+                }
+            });
+        // From the directory up, as git's discovery walks, while the
+        // directory is still below the call's working directory.
+        let mut dir = start;
+        for _ in 0..16 {
+            let is_repo = ["HEAD", "config", "objects"]
+                .iter()
+                .all(|f| ctx.facts.exists(&format!("{dir}/{f}"), ctx.cwd));
+            let has_dot_git = ctx.facts.exists(&format!("{dir}/.git"), ctx.cwd);
+            if has_dot_git {
+                break;
+            }
+            if is_repo {
+                let what = format!(
+                    "`git` runs where `{dir}` looks like a repository of its own (HEAD, config, \
+                     objects): its configuration can name programs git runs"
+                );
+                let mut r = if ctx.mode == Mode::FullAccess {
+                    reason(
+                        Verdict::Allow,
+                        "mode-full-access",
+                        format!("{what}; allowed in full-access mode"),
+                    )
+                } else {
+                    reason(Verdict::Ask, "code", what)
+                };
+                r.effect = Some(i);
+                out.push(r);
+                break;
+            }
+            let canonical = ctx.facts.resolve(&dir, ctx.cwd).canonical;
+            if canonical == ctx.cwd.trim_end_matches('/') || !canonical.starts_with(ctx.cwd) {
+                break;
+            }
+            dir = format!("{dir}/..");
+        }
     }
     out
 }

@@ -422,6 +422,8 @@ pub const BUILD_FILES: &[(&[&str], &[&str])] = &[
     (&["pre-commit"], &[".pre-commit-config.yaml"]),
     (&["docker", "docker-compose", "podman"], &["Dockerfile", "Containerfile", "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"]),
     (&["terraform", "tofu"], &["*.tf"]),
+    // A bare repository's files: the next `git` there loads its configuration.
+    (&["git"], &["HEAD", "packed-refs"]),
 ];
 
 /// `git` subcommands that only read.
