@@ -18,8 +18,12 @@
 //!
 //! What it is not: a policy (the engine decides) or a transport library (rmcp).
 
+mod authority;
 mod clients;
-pub mod pin;
+/// Tool definitions as pinned (canonical JSON and hash): the engine's.
+pub use portcullis_engine::pins as pin;
+
+pub use authority::{Authority, Local};
 
 /// `http::request::Parts`, as rmcp's HTTP transport puts them in a request's extensions.
 mod axum_parts {
@@ -27,13 +31,11 @@ mod axum_parts {
 }
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use portcullis_engine::{CallContext, Engine, SessionSources};
-use portcullis_paths::FsPaths;
+use portcullis_engine::{CallContext, HOLD_POLL, HoldStatus, SessionSources, resolve_session};
 use portcullis_policy::{FsAccess, Manifest, Origin, Policy, ToolCall, ToolRef, Verdict};
-use portcullis_store::{AuditEvent, NewSession, PinCheck, Store};
+use portcullis_store::{NewSession, PinCheck};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -55,8 +57,9 @@ pub enum BridgeError {
     Downstream(String),
     #[error("serving the agent: {0}")]
     Upstream(String),
-    #[error(transparent)]
-    Store(#[from] portcullis_store::StoreError),
+    /// The engine could not be reached or refused (a session conflict, the store).
+    #[error("{0}")]
+    Engine(String),
 }
 
 /// How one bridge runs.
@@ -75,19 +78,19 @@ pub struct Options {
     pub trusted: bool,
     /// Where calls are judged from (paths in arguments are relative to it).
     pub cwd: String,
-    pub policy: Policy,
-    pub facts: FsPaths,
-    pub data_dir: PathBuf,
 }
 
-struct Shared {
+struct Shared<A: Authority> {
     name: String,
     cwd: String,
     refuse_unpinned: bool,
     trusted: bool,
     sources: SessionSources,
-    ui_base: String,
-    engine: Mutex<Engine<FsPaths>>,
+    /// The session of every call on stdio, by the one resolver (`None` over
+    /// HTTP, where each request names its own).
+    session: Option<String>,
+    /// Where decisions are made.
+    authority: A,
     downstream: RwLock<Option<Peer<RoleClient>>>,
     /// The server's `instructions` (part of every pin), once connected.
     instructions: std::sync::OnceLock<Option<String>>,
@@ -97,7 +100,7 @@ struct Shared {
     /// stdio; one per MCP session over HTTP).
     upstream: RwLock<Vec<Peer<RoleServer>>>,
     /// The downstream connection, kept alive as long as the bridge.
-    client: tokio::sync::Mutex<Option<RunningService<RoleClient, Downstream>>>,
+    client: tokio::sync::Mutex<Option<RunningService<RoleClient, Downstream<A>>>>,
 }
 
 /// Who is calling over HTTP (`/s/{session}/mcp/{name}`): the front door puts
@@ -115,18 +118,32 @@ pub struct HttpCaller {
 }
 
 /// The agent-facing server.
-#[derive(Clone)]
-pub struct Bridge {
-    shared: Arc<Shared>,
+pub struct Bridge<A: Authority> {
+    shared: Arc<Shared<A>>,
+}
+
+impl<A: Authority> Clone for Bridge<A> {
+    fn clone(&self) -> Self {
+        Bridge {
+            shared: Arc::clone(&self.shared),
+        }
+    }
 }
 
 /// The server-facing client: hears `list_changed`.
-#[derive(Clone)]
-struct Downstream {
-    shared: Arc<Shared>,
+struct Downstream<A: Authority> {
+    shared: Arc<Shared<A>>,
 }
 
-impl ClientHandler for Downstream {
+impl<A: Authority> Clone for Downstream<A> {
+    fn clone(&self) -> Self {
+        Downstream {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<A: Authority> ClientHandler for Downstream<A> {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // Re-check the pins first; only then tell the agent to list again.
         let _ = Bridge {
@@ -149,8 +166,12 @@ pub enum Target {
 }
 
 /// Runs a bridge on stdin/stdout in front of `target`.
-pub async fn run_stdio(opts: Options, target: Target) -> Result<(), BridgeError> {
-    let bridge = Bridge::connect(opts, target).await?;
+pub async fn run_stdio<A: Authority>(
+    opts: Options,
+    authority: A,
+    target: Target,
+) -> Result<(), BridgeError> {
+    let bridge = Bridge::connect(opts, authority, target).await?;
     let server = bridge
         .clone()
         .serve(rmcp::transport::stdio())
@@ -161,31 +182,41 @@ pub async fn run_stdio(opts: Options, target: Target) -> Result<(), BridgeError>
     Ok(())
 }
 
-impl Bridge {
+impl<A: Authority> Bridge<A> {
     /// Connects to `target` (starting it, for a command) and completes its handshake.
-    pub async fn connect(opts: Options, target: Target) -> Result<Bridge, BridgeError> {
-        let store = Store::open(&opts.data_dir)?;
-        if let Some(id) = opts.session.as_ref().or(opts.env_session.as_ref()) {
-            store.ensure_session(&NewSession {
+    pub async fn connect(
+        opts: Options,
+        authority: A,
+        target: Target,
+    ) -> Result<Bridge<A>, BridgeError> {
+        let sources = SessionSources {
+            body: opts.session.clone(),
+            env: opts.env_session.clone(),
+            ..Default::default()
+        };
+        // The one resolver: `--session` and `PORTCULLIS_SESSION` naming
+        // different sessions is an error, never a pick.
+        let session = resolve_session(&sources).map_err(|e| BridgeError::Engine(e.to_string()))?;
+        if let Some(id) = &session {
+            let new = NewSession {
                 id: id.clone(),
                 agent: Some(format!("mcp-bridge:{}", opts.name)),
                 cwd: Some(opts.cwd.clone()),
                 ..Default::default()
-            })?;
+            };
+            authority
+                .with_engine(move |e| e.enter_session(&new))
+                .await
+                .map_err(BridgeError::Engine)?;
         }
-        let ui_base = format!("http://{}", opts.policy.server_addr);
         let shared = Arc::new(Shared {
             name: opts.name.clone(),
             cwd: opts.cwd.clone(),
             refuse_unpinned: opts.refuse_unpinned,
             trusted: opts.trusted,
-            sources: SessionSources {
-                body: opts.session.clone(),
-                env: opts.env_session.clone(),
-                ..Default::default()
-            },
-            ui_base,
-            engine: Mutex::new(Engine::new(store, opts.policy, opts.facts)),
+            sources,
+            session,
+            authority,
             downstream: RwLock::new(None),
             instructions: std::sync::OnceLock::new(),
             offered: RwLock::new(HashMap::new()),
@@ -195,7 +226,7 @@ impl Bridge {
         let handler = Downstream {
             shared: Arc::clone(&shared),
         };
-        let client: RunningService<RoleClient, Downstream> = match target {
+        let client: RunningService<RoleClient, Downstream<A>> = match target {
             Target::Command(command) => {
                 let shown = format!("{:?}", command.as_std());
                 let transport = rmcp::transport::TokioChildProcess::new(command)
@@ -259,33 +290,14 @@ impl Bridge {
     }
 }
 
-impl Bridge {
-    /// The engine and its store; never held across an `.await`.
-    fn engine(&self) -> std::sync::MutexGuard<'_, Engine<FsPaths>> {
-        self.shared.engine.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
+impl<A: Authority> Bridge<A> {
     fn now() -> i64 {
         portcullis_store::unix_now()
     }
 
-    fn audit(&self, kind: &str, tool: &str, detail: Value) {
-        let engine = self.engine();
-        let _ = engine.store.append_audit(
-            &AuditEvent {
-                kind: kind.into(),
-                session: self
-                    .shared
-                    .sources
-                    .body
-                    .clone()
-                    .or(self.shared.sources.env.clone()),
-                tool: Some(format!("mcp__{}__{tool}", self.shared.name)),
-                verdict: None,
-                detail,
-            },
-            Self::now(),
-        );
+    /// The approval UI's address, from the policy calls are judged under.
+    fn ui_base(policy: &Policy) -> String {
+        format!("http://{}", policy.server_addr)
     }
 
     /// Lists the server's tools and keeps those whose definition is approved.
@@ -303,46 +315,51 @@ impl Bridge {
                 None,
             )
         })?;
-        let mut offered = Vec::new();
-        for tool in tools {
-            let definition = serde_json::to_value(&tool).unwrap_or(Value::Null);
-            let (pinned, hash) = pin::pin_of(
-                &definition,
-                self.shared.instructions.get().cloned().flatten().as_deref(),
-            );
-            let check = {
-                let engine = self.engine();
-                engine.store.check_pin(
-                    &self.shared.name,
-                    &tool.name,
-                    &hash,
-                    &pinned,
-                    !self.shared.refuse_unpinned,
-                    Self::now(),
+        // Every definition checked in one trip to the engine, which audits
+        // first uses and withheld changes. Fail closed: a tool whose pin
+        // cannot be checked is not offered.
+        let definitions: Vec<(String, Value)> = tools
+            .iter()
+            .map(|t| {
+                (
+                    t.name.to_string(),
+                    serde_json::to_value(t).unwrap_or(Value::Null),
                 )
-            };
-            match check {
-                Ok(PinCheck::Approved) => offered.push(tool),
-                Ok(PinCheck::FirstUse) => {
-                    self.audit(
-                        "tool-pinned",
-                        &tool.name,
-                        json!({"hash": hash, "by": "first-use"}),
-                    );
-                    offered.push(tool);
-                }
-                Ok(PinCheck::Withheld { previous, .. }) => {
-                    self.audit(
-                        "tool-withheld",
-                        &tool.name,
-                        json!({"hash": hash, "approved": previous.map(|p| p.hash)}),
-                    );
-                }
-                Ok(PinCheck::Rejected) => {}
-                // Fail closed: a tool whose pin cannot be checked is not offered.
-                Err(_) => {}
-            }
-        }
+            })
+            .collect();
+        let server = self.shared.name.clone();
+        let instructions = self.shared.instructions.get().cloned().flatten();
+        let trust_first_use = !self.shared.refuse_unpinned;
+        let session = self.shared.session.clone();
+        let checks = self
+            .shared
+            .authority
+            .with_engine(move |e| {
+                let now = Self::now();
+                Ok(definitions
+                    .iter()
+                    .map(|(tool, definition)| {
+                        e.check_tool_definition(
+                            &server,
+                            tool,
+                            definition,
+                            instructions.as_deref(),
+                            trust_first_use,
+                            session.as_deref(),
+                            now,
+                        )
+                        .ok()
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await
+            .unwrap_or_default();
+        let offered: Vec<Tool> = tools
+            .into_iter()
+            .zip(checks)
+            .filter(|(_, check)| matches!(check, Some(PinCheck::Approved | PinCheck::FirstUse)))
+            .map(|(tool, _)| tool)
+            .collect();
         let mut map = self.shared.offered.write().await;
         *map = offered
             .iter()
@@ -377,7 +394,7 @@ fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
 /// How long a person has to answer the client's prompt.
 const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
-impl Bridge {
+impl<A: Authority> Bridge<A> {
     /// Asks through the agent's own prompt (`elicitation/create`). An accept
     /// approves the pending request once — the UI sees the same request and
     /// may answer first — and the call is judged again; anything else leaves
@@ -389,14 +406,14 @@ impl Bridge {
         call: &ToolCall,
         ctx: &CallContext,
         request: i64,
+        ui_base: &str,
     ) -> Option<portcullis_engine::Outcome> {
         let args = serde_json::to_string(&call.input).unwrap_or_default();
         let args: String = args.chars().take(600).collect();
         let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
             "mode": "form",
             "message": format!(
-                "portcullis: allow `{full}` once?\nArguments: {args}\nPermission request #{request} (also in the portcullis UI: {}/#request-{request}).",
-                self.shared.ui_base
+                "portcullis: allow `{full}` once?\nArguments: {args}\nPermission request #{request} (also in the portcullis UI: {ui_base}/#request-{request}).",
             ),
             "requestedSchema": {
                 "type": "object",
@@ -420,29 +437,30 @@ impl Bridge {
         if !allowed {
             return None;
         }
-        let engine = self.engine();
         // Already resolved in the UI meanwhile: fine, judge again either way.
-        let _ = portcullis_engine::actions::resolve_request(
-            &engine.store,
-            request,
-            portcullis_store::Resolution::Once,
-            &format!("elicitation:{}", self.shared.name),
-            Self::now(),
-        );
-        engine.decide(call, ctx, Self::now()).ok()
+        let by = format!("elicitation:{}", self.shared.name);
+        self.shared
+            .authority
+            .with_engine(move |e| e.approve_once(request, &by, Self::now()))
+            .await
+            .ok()?;
+        self.shared
+            .authority
+            .decide(call.clone(), ctx.clone())
+            .await
+            .ok()
     }
 }
 
 /// The agent settings the bridge reads: `[agents.mcp-bridge]`.
 const AGENT_NAME: &str = "mcp-bridge";
 
-impl Bridge {
+impl<A: Authority> Bridge<A> {
     /// `Some(timeout)` when `[agents.mcp-bridge] on_ask = "hold"`: the
     /// configured hold (default 120 s), ending before the client named
     /// `client` stops waiting for the call.
-    fn hold_timeout(&self, client: Option<&str>) -> Option<std::time::Duration> {
-        let engine = self.engine();
-        let settings = engine.policy.agents.get(AGENT_NAME)?;
+    fn hold_timeout(policy: &Policy, client: Option<&str>) -> Option<std::time::Duration> {
+        let settings = policy.agents.get(AGENT_NAME)?;
         let wanted = std::time::Duration::from_secs(settings.hold_timeout_secs.unwrap_or(120));
         (settings.on_ask == Some(portcullis_policy::OnAsk::Hold))
             .then(|| clients::hold_budget(client, wanted))
@@ -450,7 +468,8 @@ impl Bridge {
 
     /// Keeps the call waiting until a person resolves `request` (or the
     /// timeout); after an approval the call is judged again. Nothing ran.
-    /// The deadline is stored with the request, for the UI's countdown.
+    /// The engine holds (it stores the deadline, for the UI's countdown) and
+    /// reads the request; the bridge only sleeps between looks.
     async fn hold(
         &self,
         request: i64,
@@ -458,42 +477,25 @@ impl Bridge {
         call: &ToolCall,
         ctx: &CallContext,
     ) -> Option<portcullis_engine::Outcome> {
-        let start = std::time::Instant::now();
-        let until = Self::now() + timeout.as_secs() as i64;
-        let held = {
-            let engine = self.engine();
-            engine.store.hold_request(request, until)
-        };
-        if held.is_err() {
-            // The store failed: keep the refusal. (`Ok(None)`: resolved
-            // meanwhile, which the first look below reads.)
-            return None;
-        }
-        while start.elapsed() < timeout {
-            let status = {
-                let engine = self.engine();
-                engine
-                    .store
-                    .request(request)
-                    .ok()
-                    .flatten()
-                    .map(|r| r.status)
-            };
-            match status {
-                Some(portcullis_store::RequestStatus::Pending) | None => {}
-                Some(portcullis_store::RequestStatus::Approved) => {
-                    let engine = self.engine();
-                    return engine.decide(call, ctx, Self::now()).ok();
+        let authority = &self.shared.authority;
+        // The store failed: keep the refusal.
+        let hold = authority
+            .with_engine(move |e| e.hold(request, Self::now(), timeout))
+            .await
+            .ok()?;
+        loop {
+            match authority.with_engine(move |e| e.hold_status(&hold)).await {
+                Ok(HoldStatus::Waiting) => tokio::time::sleep(HOLD_POLL).await,
+                Ok(HoldStatus::Approved) => {
+                    return authority.decide(call.clone(), ctx.clone()).await.ok();
                 }
-                Some(_) => return None,
+                Ok(HoldStatus::Refused | HoldStatus::TimedOut) | Err(_) => return None,
             }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
-        None
     }
 }
 
-impl ServerHandler for Bridge {
+impl<A: Authority> ServerHandler for Bridge<A> {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
             ServerCapabilities::builder()
@@ -539,22 +541,20 @@ impl ServerHandler for Bridge {
             self.refresh().await?;
         }
         let full = format!("mcp__{}__{name}", self.shared.name);
+        // The policy calls are judged under now: its hold settings and the UI's address.
+        let policy = self.shared.authority.policy().await.ok();
+        let ui_base = policy.as_deref().map(Self::ui_base).unwrap_or_default();
         if !self.shared.offered.read().await.contains_key(&name) {
-            let withheld = {
-                let engine = self.engine();
-                engine
-                    .store
-                    .pins(true)
-                    .map(|p| {
-                        p.iter()
-                            .any(|p| p.server == self.shared.name && p.tool == name)
-                    })
-                    .unwrap_or(false)
-            };
+            let (server, tool) = (self.shared.name.clone(), name.clone());
+            let withheld = self
+                .shared
+                .authority
+                .with_engine(move |e| e.tool_withheld(&server, &tool))
+                .await
+                .unwrap_or(false);
             if withheld {
                 let text = format!(
-                    "portcullis: `{full}` is withheld: its definition changed since it was approved. A person must approve the new definition in the portcullis UI ({}/#tool-changes) before it can be used.",
-                    self.shared.ui_base
+                    "portcullis: `{full}` is withheld: its definition changed since it was approved. A person must approve the new definition in the portcullis UI ({ui_base}/#tool-changes) before it can be used.",
                 );
                 return Ok(Self::refusal(
                     text,
@@ -604,10 +604,11 @@ impl ServerHandler for Bridge {
             cwd: self.shared.cwd.clone(),
         };
         let ctx = self.call_context(&context);
-        let outcome = {
-            let engine = self.engine();
-            engine.decide(&call, &ctx, Self::now())
-        };
+        let outcome = self
+            .shared
+            .authority
+            .decide(call.clone(), ctx.clone())
+            .await;
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
@@ -625,12 +626,13 @@ impl ServerHandler for Bridge {
             let request = r.id;
             if client_elicits(&context) {
                 if let Some(again) = self
-                    .ask_in_client(&context, &full, &call, &ctx, request)
+                    .ask_in_client(&context, &full, &call, &ctx, request, &ui_base)
                     .await
                 {
                     outcome = again;
                 }
-            } else if let Some(timeout) = self.hold_timeout(client_name(&context).as_deref())
+            } else if let Some(policy) = &policy
+                && let Some(timeout) = Self::hold_timeout(policy, client_name(&context).as_deref())
                 && let Some(again) = self.hold(request, timeout, &call, &ctx).await
             {
                 outcome = again;
@@ -658,7 +660,7 @@ impl ServerHandler for Bridge {
         let verdict = outcome.decision.decision.as_str();
         let (text, remediation, url) = match &outcome.request {
             Some(r) => {
-                let url = format!("{}/#request-{}", self.shared.ui_base, r.id);
+                let url = format!("{ui_base}/#request-{}", r.id);
                 (
                     format!(
                         "portcullis refused `{full}`: {}. A permission request (#{}) is waiting for a person in the portcullis UI ({url}). Nothing ran; retry the same call after it is approved.",
@@ -703,10 +705,10 @@ impl ServerHandler for Bridge {
 /// bridge's downstream server and pins; each call is judged for the session
 /// its request names ([`HttpCaller`]). The daemon checks `Host` and `Origin`
 /// before this service sees a request.
-pub fn http_service(
-    bridge: Bridge,
+pub fn http_service<A: Authority>(
+    bridge: Bridge<A>,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
-    Bridge,
+    Bridge<A>,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
 > {
     let config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default()

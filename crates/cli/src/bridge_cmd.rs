@@ -84,15 +84,16 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
             || configured.as_ref().is_some_and(|m| m.refuse_unpinned),
         trusted: args.trusted || configured.as_ref().is_some_and(|m| m.trusted),
         cwd: cwd.to_string_lossy().into_owned(),
-        policy,
-        facts,
-        data_dir,
     };
+    let store = portcullis_store::Store::open(&data_dir)
+        .with_context(|| format!("opening the store in {}", data_dir.display()))?;
+    let authority =
+        portcullis_bridge::Local::new(portcullis_engine::Engine::new(store, policy, facts));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(portcullis_bridge::run_stdio(opts, target))?;
+    runtime.block_on(portcullis_bridge::run_stdio(opts, authority, target))?;
     Ok(ExitCode::SUCCESS)
 }

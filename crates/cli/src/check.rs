@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use portcullis_engine::{CallContext, Engine, EngineError, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
-use portcullis_policy::{
-    Decision, Effect, Mode, Origin, Policy, Reason, ToolCall, ToolRef, Verdict, decide,
-};
+use portcullis_policy::{Decision, Effect, Mode, Origin, Reason, ToolCall, ToolRef, Verdict};
 use serde_json::{Value, json};
 
 use crate::config_files;
@@ -74,29 +73,20 @@ struct BatchLine {
     session: Option<String>,
 }
 
-struct Engine {
-    skill: Option<portcullis_policy::skills::SkillTools>,
-    policy: Policy,
-    /// One resolver for every call: it caches each working directory's scopes.
-    facts: FsPaths,
-    /// The store, opened when a session is involved.
+/// The engines of `check`: a store-less one for pure queries, and — opened
+/// once, on the first call that names a session — the stateful one, which
+/// judges with the session's grants, audits and raises requests.
+struct Engines {
+    pure: Engine<FsPaths>,
+    stateful: std::cell::OnceCell<Engine<FsPaths>>,
     data_dir: Option<PathBuf>,
+    skill: Option<portcullis_policy::skills::SkillTools>,
 }
 
-impl Engine {
-    /// Decides a call; with a session (from the call or the environment) the
-    /// stateful engine judges it with grants, audits it and raises requests.
-    fn decide(&self, call: &ToolCall, session: Option<&str>) -> Result<(Decision, Value)> {
-        let env_session = std::env::var("PORTCULLIS_SESSION").ok();
-        if session.is_none() && env_session.is_none() {
-            let d = match &self.skill {
-                Some(skill) => {
-                    portcullis_policy::decide_with_skill(call, &self.policy, &self.facts, skill)
-                }
-                None => decide(call, &self.policy, &self.facts),
-            };
-            let v = serde_json::to_value(&d)?;
-            return Ok((d, v));
+impl Engines {
+    fn stateful(&self) -> Result<&Engine<FsPaths>> {
+        if let Some(e) = self.stateful.get() {
+            return Ok(e);
         }
         let dir = self
             .data_dir
@@ -104,14 +94,22 @@ impl Engine {
             .unwrap_or_else(portcullis_store::default_data_dir);
         let store = portcullis_store::Store::open(&dir)
             .with_context(|| format!("opening the store in {}", dir.display()))?;
-        let facts = FsPaths::new(
-            &Scopes::of(&self.policy.workspace),
-            &Environment::from_process(),
-        );
-        let mut engine = portcullis_engine::Engine::new(store, self.policy.clone(), facts);
-        engine.skill = self.skill.clone();
-        let ctx = portcullis_engine::CallContext {
-            sources: portcullis_engine::SessionSources {
+        let policy = self.pure.policy().clone();
+        let facts = FsPaths::new(&Scopes::of(&policy.workspace), &Environment::from_process());
+        let engine = Engine::new(store, policy, facts).with_skill(self.skill().cloned());
+        Ok(self.stateful.get_or_init(|| engine))
+    }
+
+    fn skill(&self) -> Option<&portcullis_policy::skills::SkillTools> {
+        self.skill.as_ref()
+    }
+
+    /// Decides a call; with a session (from the call or the environment) the
+    /// stateful engine judges it, else the store-less one.
+    fn decide(&self, call: &ToolCall, session: Option<&str>) -> Result<(Decision, Value)> {
+        let env_session = std::env::var("PORTCULLIS_SESSION").ok();
+        let ctx = CallContext {
+            sources: SessionSources {
                 body: session.map(str::to_string),
                 env: env_session,
                 ..Default::default()
@@ -119,20 +117,23 @@ impl Engine {
             token: None,
             require_token: false,
         };
+        let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
+        let engine = if stateful {
+            self.stateful()?
+        } else {
+            &self.pure
+        };
         match engine.decide(call, &ctx, crate::state::now()) {
-            Ok(outcome) => {
+            Ok(outcome) if stateful => {
                 let v = serde_json::to_value(&outcome)?;
                 Ok((outcome.decision, v))
             }
-            Err(portcullis_engine::EngineError::SessionConflict { sources }) => {
-                let message = format!(
-                    "session conflict: {}",
-                    sources
-                        .iter()
-                        .map(|(s, v)| format!("{s}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+            Ok(outcome) => {
+                let v = serde_json::to_value(&outcome.decision)?;
+                Ok((outcome.decision, v))
+            }
+            Err(e @ EngineError::SessionConflict { .. }) => {
+                let message = e.to_string();
                 let v = refusal("session-conflict", message.clone());
                 let d: Decision = Decision {
                     decision: Verdict::Deny,
@@ -163,7 +164,7 @@ fn absolute_cwd(cwd: Option<&PathBuf>) -> Result<String> {
     Ok(dir.to_string_lossy().into_owned())
 }
 
-fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
+fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engines> {
     let env = Environment::from_process();
     let mut policy = config_files::load(args.config.as_deref(), std::path::Path::new(cwd), &env)?;
     if let Some(m) = args.mode {
@@ -190,11 +191,11 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engine> {
     };
     let scopes = Scopes::of(&policy.workspace);
     let facts = FsPaths::new(&scopes, &env);
-    Ok(Engine {
-        skill,
-        policy,
-        facts,
+    Ok(Engines {
+        pure: Engine::pure(policy, facts).with_skill(skill.clone()),
+        stateful: std::cell::OnceCell::new(),
         data_dir: args.data_dir.clone(),
+        skill,
     })
 }
 

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use portcullis_adapters::{Agent, Answer, HookCall, Reply, deny_reply, parse, reply};
-use portcullis_engine::{CallContext, Engine, SessionSources};
+use portcullis_engine::{CallContext, Engine, HoldStatus, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
 use portcullis_policy::{Decision, Mode, OnAsk, Verdict};
-use portcullis_store::{AgentKind, NewSession, RequestStatus, Store};
+use portcullis_store::{AgentKind, NewSession, Store};
 
 use crate::{config_files, guard};
 
@@ -156,21 +156,23 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         .on_ask
         .unwrap_or_else(|| default_on_ask(args.agent));
     let facts = FsPaths::new(&Scopes::of(&policy.workspace), &env);
-    let Some(session) = hook.session.clone() else {
-        let d = portcullis_policy::decide(&call, &policy, &facts);
-        return Ok(answer_without_store(&hook, &d, on_ask));
-    };
+    // Every decision made for an agent is the engine's and is audited, with
+    // or without a session: without one, the audit row names none and no
+    // request can be raised (nobody could be said to have asked).
     let dir = args
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
     let store =
         Store::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?;
-    let session = register(&store, &hook, &session, &cwd)?;
     let engine = Engine::new(store, policy, facts);
+    let session = match &hook.session {
+        Some(session) => Some(register(&engine, &hook, session, &cwd)?),
+        None => None,
+    };
     let ctx = CallContext {
         sources: SessionSources {
-            body: Some(session),
+            body: session.clone(),
             env: std::env::var("PORTCULLIS_SESSION").ok(),
             ..Default::default()
         },
@@ -180,6 +182,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
     let now = crate::state::now();
     let outcome = engine.decide(&call, &ctx, now)?;
     let text = reasons(&outcome.decision);
+    let server_addr = &engine.policy().server_addr;
     let answer = match outcome.decision.decision {
         Verdict::Allow => Answer::Allow(text),
         Verdict::Deny => Answer::Deny(text),
@@ -193,8 +196,8 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
                     .saturating_duration_since(Instant::now())
                     .saturating_sub(HOLD_MARGIN);
                 let timeout = wanted.min(left);
-                match hold(&engine.store, r.id, now, timeout)? {
-                    Some(RequestStatus::Approved) => {
+                match engine.wait_for_person(r.id, now, timeout)? {
+                    HoldStatus::Approved => {
                         // The approval made a grant: judge again (nothing ran meanwhile).
                         let again = engine.decide(&call, &ctx, crate::state::now())?;
                         match again.decision.decision {
@@ -202,31 +205,26 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
                             _ => Answer::Deny(reasons(&again.decision)),
                         }
                     }
-                    Some(_) => Answer::Deny(format!("{text} — a person denied request #{}", r.id)),
-                    None => Answer::Deny(notify_text(&text, r.id, &engine.policy.server_addr)),
+                    HoldStatus::Refused => {
+                        Answer::Deny(format!("{text} — a person denied request #{}", r.id))
+                    }
+                    HoldStatus::TimedOut | HoldStatus::Waiting => {
+                        Answer::Deny(notify_text(&text, r.id, server_addr))
+                    }
                 }
             }
-            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id, &engine.policy.server_addr)),
+            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id, server_addr)),
+            (_, None) if outcome.session.is_none() => {
+                Answer::Deny(format!("{text} (no session: no request could be raised)"))
+            }
             (_, None) => Answer::Deny(format!("{text} (no person can approve this here)")),
         },
     };
     Ok(reply(args.agent, &hook.event, &answer))
 }
 
-/// Without a session there is no request to raise: ask where the agent can, else deny.
-fn answer_without_store(hook: &HookCall, d: &Decision, on_ask: OnAsk) -> Reply {
-    let text = reasons(d);
-    let answer = match d.decision {
-        Verdict::Allow => Answer::Allow(text),
-        Verdict::Deny => Answer::Deny(text),
-        Verdict::Ask if on_ask == OnAsk::Agent && hook.can_ask => Answer::Ask(text),
-        Verdict::Ask => Answer::Deny(format!("{text} (no session: no request could be raised)")),
-    };
-    reply(hook.agent, &hook.event, &answer)
-}
-
 /// The first call of a session registers it; a sub-agent is a child of its session.
-fn register(store: &Store, hook: &HookCall, session: &str, cwd: &str) -> Result<String> {
+fn register(engine: &Engine<FsPaths>, hook: &HookCall, session: &str, cwd: &str) -> Result<String> {
     let base = NewSession {
         id: session.to_string(),
         agent: Some(hook.agent.as_str().into()),
@@ -236,11 +234,11 @@ fn register(store: &Store, hook: &HookCall, session: &str, cwd: &str) -> Result<
         workflow: None,
         ttl_secs: None,
     };
-    store.ensure_session(&base)?;
+    engine.enter_session(&base)?;
     match &hook.subagent {
         Some(sub) => {
             let id = format!("{session}.{sub}");
-            store.ensure_session(&NewSession {
+            engine.enter_session(&NewSession {
                 id: id.clone(),
                 parent: Some(session.into()),
                 kind: AgentKind::Subagent,
@@ -265,20 +263,4 @@ fn notify_text(reason: &str, request: i64, server_addr: &str) -> String {
         "{reason}. A permission request (#{request}) is waiting for a person in the portcullis UI \
          (http://{server_addr}/#request-{request}). Nothing ran; retry the same call after it is approved."
     )
-}
-
-/// Waits for a person to resolve the request; `None` on timeout. The
-/// deadline is stored with the request first: the UI counts down to it.
-fn hold(store: &Store, request: i64, now: i64, timeout: Duration) -> Result<Option<RequestStatus>> {
-    let start = Instant::now();
-    store.hold_request(request, now + timeout.as_secs() as i64)?;
-    while start.elapsed() < timeout {
-        if let Some(r) = store.request(request)?
-            && r.status != RequestStatus::Pending
-        {
-            return Ok(Some(r.status));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    Ok(None)
 }

@@ -124,7 +124,6 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         let bound = listener.local_addr()?;
         let mcp = portcullis_server::mcp::McpConfig {
             servers: policy.mcp_servers.clone(),
-            policy: policy.clone(),
             cwd: here.to_string_lossy().into_owned(),
         };
         let (state, created) = portcullis_server::state(portcullis_server::Options {

@@ -100,15 +100,19 @@ pub fn sessions(cmd: &SessionsCmd) -> Result<ExitCode> {
             store,
         } => {
             let s = store.open()?;
-            let r = s.register_session(&NewSession {
-                id: id.clone(),
-                agent: agent.clone(),
-                cwd: cwd.clone(),
-                parent: parent.clone(),
-                kind: kind.unwrap_or(AgentKind::Main),
-                workflow: workflow.clone(),
-                ttl_secs: *ttl,
-            })?;
+            let r = portcullis_engine::actions::register_session(
+                &s,
+                &NewSession {
+                    id: id.clone(),
+                    agent: agent.clone(),
+                    cwd: cwd.clone(),
+                    parent: parent.clone(),
+                    kind: kind.unwrap_or(AgentKind::Main),
+                    workflow: workflow.clone(),
+                    ttl_secs: *ttl,
+                },
+                now(),
+            )?;
             print(store, &r, || {
                 format!(
                     "registered session {}\ntoken (shown once): {}\n",
@@ -235,20 +239,23 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                 bail!("--session is required for once and session grants");
             }
             let s = store.open()?;
-            let g = s.add_grant(&NewGrant {
-                session: if scope == GrantScope::Device {
-                    None
-                } else {
-                    session.clone()
+            let g = portcullis_engine::actions::add_grant(
+                &s,
+                &NewGrant {
+                    session: if scope == GrantScope::Device {
+                        None
+                    } else {
+                        session.clone()
+                    },
+                    scope,
+                    op: *op,
+                    target,
+                    expires_at: ttl.map(|t| now() + t),
+                    approver: approver(),
+                    request: None,
                 },
-                scope,
-                op: *op,
-                target,
-                expires_at: ttl.map(|t| now() + t),
-                approver: approver(),
-                request: None,
-            })?;
-            portcullis_engine::actions::record_grant(&s, &g, now())?;
+                now(),
+            )?;
             print(store, &g, || format!("grant #{} added\n", g.id))?;
         }
         GrantsCmd::List { store } => {

@@ -2,7 +2,10 @@
 //! request, revoke a grant or a session. Every front door (CLI, HTTP, UI) goes
 //! through these, so each action is audited the same way wherever it came from.
 
-use portcullis_store::{AuditEvent, Grant, Pin, Request, Resolution, Store, StoreError};
+use portcullis_store::{
+    AuditEvent, Grant, NewGrant, NewSession, Pin, Registered, Request, Resolution, Store,
+    StoreError,
+};
 
 /// Resolves a pending request and records who did it. `approver` names the
 /// person and the front door (`cli:alice`, `ui`).
@@ -50,6 +53,19 @@ pub fn revoke_grant(store: &Store, id: i64, by: &str, now: i64) -> Result<bool, 
         )?;
     }
     Ok(revoked)
+}
+
+/// Registers a session (a person, or a session registering its child):
+/// answers its token, shown once.
+pub fn register_session(store: &Store, s: &NewSession, now: i64) -> Result<Registered, StoreError> {
+    store.register_session_at(s, now)
+}
+
+/// Adds a grant a person made directly (not from a request), audited.
+pub fn add_grant(store: &Store, g: &NewGrant, now: i64) -> Result<Grant, StoreError> {
+    let grant = store.add_grant_at(g, now)?;
+    record_grant(store, &grant, now)?;
+    Ok(grant)
 }
 
 /// Records a grant a person made directly (not from a request).

@@ -9,14 +9,17 @@
 
 pub mod actions;
 mod grants;
+mod hold;
+pub mod pins;
 mod session;
 
 use portcullis_policy::{
     Decision, PathFacts, Policy, Reason, ToolCall, Verdict, decide, decide_with_skill,
 };
-use portcullis_store::{AuditEvent, Request, Store, StoreError};
+use portcullis_store::{AuditEvent, NewSession, PinCheck, Request, Session, Store, StoreError};
 use serde::Serialize;
 
+pub use hold::{HOLD_POLL, Hold, HoldStatus};
 pub use session::{SessionSources, resolve_session};
 
 /// What can stop a decision from being made at all.
@@ -29,6 +32,10 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A store-less engine ([`Engine::pure`]) was asked for something only a
+    /// store can answer: a call in a session, a pin, a hold.
+    #[error("{0}: this engine keeps no state (no store was opened)")]
+    NoStore(&'static str),
 }
 
 fn describe_sources(sources: &[(&'static str, String)]) -> String {
@@ -78,24 +85,145 @@ pub struct Outcome {
     /// The permission request raised for a person, when the refusal is eligible.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<Request>,
-    pub audit_id: i64,
+    /// The audit row of the decision; `None` only from a store-less engine
+    /// (a pure query: nothing was recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_id: Option<i64>,
 }
 
-/// The one authority.
+/// The one authority. Its fields are private: a front door asks it, it
+/// never reaches past it into the policy or the store.
 pub struct Engine<F: PathFacts> {
-    pub store: Store,
-    pub policy: Policy,
-    pub facts: F,
-    pub skill: Option<portcullis_policy::skills::SkillTools>,
+    /// `None`: a store-less engine for pure queries ([`Engine::pure`]).
+    store: Option<Store>,
+    policy: Policy,
+    facts: F,
+    skill: Option<portcullis_policy::skills::SkillTools>,
 }
 
 impl<F: PathFacts> Engine<F> {
+    /// The engine for decisions made for an agent: judged with the session's
+    /// grants, audited, and refusals raise requests.
     pub fn new(store: Store, policy: Policy, facts: F) -> Self {
         Engine {
-            store,
+            store: Some(store),
             policy,
             facts,
             skill: None,
+        }
+    }
+
+    /// A store-less engine for pure queries (`portcullis check`/`explain`
+    /// without a session): the policy's answer, nothing recorded. A call
+    /// that names a session is an error ([`EngineError::NoStore`]), never a
+    /// silent decision without that session's state.
+    pub fn pure(policy: Policy, facts: F) -> Self {
+        Engine {
+            store: None,
+            policy,
+            facts,
+            skill: None,
+        }
+    }
+
+    /// With an Agent Skill's `allowed-tools` active.
+    pub fn with_skill(mut self, skill: Option<portcullis_policy::skills::SkillTools>) -> Self {
+        self.skill = skill;
+        self
+    }
+
+    /// The policy calls are judged under (read only).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The store, to read. Writes go through the engine's own methods and
+    /// [`actions`]; `crates/engine/tests/architecture.rs` refuses any other
+    /// crate's source that writes it.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    fn stored(&self, what: &'static str) -> Result<&Store, EngineError> {
+        self.store.as_ref().ok_or(EngineError::NoStore(what))
+    }
+
+    /// Runs `f` under one write transaction (group commit: a server's batch
+    /// of decisions). Without a store, `f` simply runs.
+    pub fn batch<R>(&self, f: impl FnOnce(&Self) -> R) -> Result<R, EngineError> {
+        match &self.store {
+            Some(store) => Ok(store.batch(|_| f(self))?),
+            None => Ok(f(self)),
+        }
+    }
+
+    /// Registers a session on its first call (an agent's hook, a bridge's
+    /// `--session`); an existing session is left as it is.
+    pub fn enter_session(&self, s: &NewSession) -> Result<Session, EngineError> {
+        Ok(self.stored("registering a session")?.ensure_session(s)?)
+    }
+
+    /// Checks an MCP tool's definition (with the server's instructions)
+    /// against its pins and audits what was seen: first use, or withheld.
+    /// An error is never an approval: the tool is not offered.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check_tool_definition(
+        &self,
+        server: &str,
+        tool: &str,
+        definition: &serde_json::Value,
+        instructions: Option<&str>,
+        trust_first_use: bool,
+        session: Option<&str>,
+        now: i64,
+    ) -> Result<PinCheck, EngineError> {
+        let store = self.stored("checking a tool definition")?;
+        let (pinned, hash) = pins::pin_of(definition, instructions);
+        let check = store.check_pin(server, tool, &hash, &pinned, trust_first_use, now)?;
+        let seen = match &check {
+            PinCheck::FirstUse => Some((
+                "tool-pinned",
+                serde_json::json!({"hash": hash, "by": "first-use"}),
+            )),
+            PinCheck::Withheld { previous, .. } => Some((
+                "tool-withheld",
+                serde_json::json!({"hash": hash, "approved": previous.as_ref().map(|p| &p.hash)}),
+            )),
+            PinCheck::Approved | PinCheck::Rejected => None,
+        };
+        if let Some((kind, detail)) = seen {
+            store.append_audit(
+                &AuditEvent {
+                    kind: kind.into(),
+                    session: session.map(str::to_string),
+                    tool: Some(format!("mcp__{server}__{tool}")),
+                    verdict: None,
+                    detail,
+                },
+                now,
+            )?;
+        }
+        Ok(check)
+    }
+
+    /// Whether a definition of `server`'s `tool` waits for a person.
+    pub fn tool_withheld(&self, server: &str, tool: &str) -> Result<bool, EngineError> {
+        let store = self.stored("reading tool definitions")?;
+        Ok(store
+            .pins(true)?
+            .iter()
+            .any(|p| p.server == server && p.tool == tool))
+    }
+
+    /// The agent's own prompt accepted a pending request: approve it once,
+    /// as `by`. A request resolved meanwhile (in the UI) is fine: the caller
+    /// judges again either way.
+    pub fn approve_once(&self, request: i64, by: &str, now: i64) -> Result<(), EngineError> {
+        let store = self.stored("approving a request")?;
+        match actions::resolve_request(store, request, portcullis_store::Resolution::Once, by, now)
+        {
+            Ok(_) | Err(StoreError::NotPending { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -121,6 +249,23 @@ impl<F: PathFacts> Engine<F> {
         now: i64,
     ) -> Result<Outcome, EngineError> {
         let session_id = resolve_session(&ctx.sources)?;
+        let Some(store) = &self.store else {
+            if session_id.is_some() {
+                return Err(EngineError::NoStore("deciding a call in a session"));
+            }
+            let decision = match &self.skill {
+                Some(skill) => decide_with_skill(call, policy, facts, skill),
+                None => decide(call, policy, facts),
+            };
+            return Ok(Outcome {
+                decision,
+                session: None,
+                session_status: SessionStatus::None,
+                grants_used: Vec::new(),
+                request: None,
+                audit_id: None,
+            });
+        };
         let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
         let mut decision = match &self.skill {
             Some(skill) => decide_with_skill(call, policy, facts, skill),
@@ -128,10 +273,9 @@ impl<F: PathFacts> Engine<F> {
         };
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
-            let active = self
-                .store
-                .active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
-            if let Some(used) = grants::cover(&decision, &active, call, facts, &self.store, now)? {
+            let active =
+                store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
+            if let Some(used) = grants::cover(&decision, &active, call, facts, store, now)? {
                 grants_used = used;
                 let reasons: Vec<Reason> = grants_used
                     .iter()
@@ -148,15 +292,17 @@ impl<F: PathFacts> Engine<F> {
             }
         }
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
-            let own = session_id.as_deref().expect("active implies a session");
-            match grants::request_for(&decision, call, own, facts, &self.store)? {
-                Some(r) => Some(self.store.raise_request(&r, now)?),
+            match session_id.as_deref() {
+                Some(own) => match grants::request_for(&decision, call, own, facts, store)? {
+                    Some(r) => Some(store.raise_request(&r, now)?),
+                    None => None,
+                },
                 None => None,
             }
         } else {
             None
         };
-        let audit = self.store.append_audit(
+        let audit = store.append_audit(
             &audit_event(
                 &decision,
                 call,
@@ -172,7 +318,7 @@ impl<F: PathFacts> Engine<F> {
             session_status: status,
             grants_used,
             request,
-            audit_id: audit.id,
+            audit_id: Some(audit.id),
         })
     }
 
@@ -187,7 +333,8 @@ impl<F: PathFacts> Engine<F> {
         let Some(id) = id else {
             return Ok((SessionStatus::None, Vec::new()));
         };
-        let Some(session) = self.store.session(id)? else {
+        let store = self.stored("resolving a session")?;
+        let Some(session) = store.session(id)? else {
             return Ok((SessionStatus::Unknown, Vec::new()));
         };
         if !session.is_active(now) {
@@ -195,7 +342,7 @@ impl<F: PathFacts> Engine<F> {
         }
         if ctx.require_token {
             let ok = match &ctx.token {
-                Some(t) => self.store.verify_token(id, t)?,
+                Some(t) => store.verify_token(id, t)?,
                 None => false,
             };
             if !ok {
@@ -203,7 +350,7 @@ impl<F: PathFacts> Engine<F> {
             }
         }
         let mut chain = vec![session.id.clone()];
-        for a in self.store.ancestors(id)? {
+        for a in store.ancestors(id)? {
             if !a.is_active(now) {
                 break;
             }

@@ -69,7 +69,8 @@ impl World {
 
     fn session(&self, id: &str, parent: Option<&str>, kind: AgentKind) {
         self.engine
-            .store
+            .store()
+            .unwrap()
             .register_session(&NewSession {
                 id: id.into(),
                 agent: Some("claude-code".into()),
@@ -91,7 +92,8 @@ impl World {
         folder: bool,
     ) -> i64 {
         self.engine
-            .store
+            .store()
+            .unwrap()
             .add_grant(&NewGrant {
                 session: session.map(Into::into),
                 scope,
@@ -406,7 +408,7 @@ fn stale_and_forged_session_ids_get_no_grants() {
         w.read_tool(&file, &body("S")).decision.decision,
         Verdict::Allow
     );
-    w.engine.store.revoke_session("S").unwrap();
+    w.engine.store().unwrap().revoke_session("S").unwrap();
     let o = w.read_tool(&file, &body("S"));
     assert_eq!(o.session_status, SessionStatus::Inactive);
     assert_ne!(o.decision.decision, Verdict::Allow);
@@ -417,7 +419,7 @@ fn a_device_grant_never_authorizes_a_write() {
     let w = World::new("mode = \"ask\"");
     w.session("S", None, AgentKind::Main);
     let dir = w.p("outside");
-    let refused = w.engine.store.add_grant(&NewGrant {
+    let refused = w.engine.store().unwrap().add_grant(&NewGrant {
         session: None,
         scope: GrantScope::Device,
         op: Op::Write,
@@ -496,13 +498,14 @@ fn a_retry_loop_makes_one_request_not_a_flood() {
     }
     ids.dedup();
     assert_eq!(ids.len(), 1);
-    let pending = w.engine.store.requests(true).unwrap();
+    let pending = w.engine.store().unwrap().requests(true).unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].count, 100);
     // Approving it once lets exactly one retry through.
     let (_, grant) = w
         .engine
-        .store
+        .store()
+        .unwrap()
         .resolve_request(ids[0], portcullis_store::Resolution::Once, "person", NOW)
         .unwrap();
     assert!(grant.is_some());
@@ -537,7 +540,7 @@ fn every_decision_is_audited_without_contents_and_the_chain_holds() {
         &body("S"),
     )
     .unwrap();
-    let rows = w.engine.store.audit_all().unwrap();
+    let rows = w.engine.store().unwrap().audit_all().unwrap();
     assert!(rows.len() >= 2);
     let dump = serde_json::to_string(&rows).unwrap();
     assert!(
@@ -549,7 +552,7 @@ fn every_decision_is_audited_without_contents_and_the_chain_holds() {
         "authorization material never reaches the audit log"
     );
     assert!(matches!(
-        w.engine.store.verify_audit().unwrap(),
+        w.engine.store().unwrap().verify_audit().unwrap(),
         portcullis_store::AuditCheck::Intact { .. }
     ));
 }
@@ -588,7 +591,8 @@ fn an_approved_mcp_tool_is_that_tool_only() {
     );
     let (_, grant) = w
         .engine
-        .store
+        .store()
+        .unwrap()
         .resolve_request(
             request.id,
             portcullis_store::Resolution::Session,

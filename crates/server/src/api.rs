@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
+use axum::Extension;
+use axum::Json;
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
-use axum::{Json, Router};
 use futures_util::Stream;
 use portcullis_engine::{CallContext, EngineError, SessionSources};
 use portcullis_policy::{Origin, ToolCall, ToolRef, Verdict};
@@ -20,29 +20,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::auth::Login;
 use crate::decider::DecideError;
 use crate::error::ApiError;
 
 type AppResult<T> = Result<T, ApiError>;
 type Shared = State<Arc<AppState>>;
-
-pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/v1/decide", post(decide))
-        .route("/s/{session}/v1/decide", post(decide_in_session))
-        .route("/v1/sessions", post(register_session).get(list_sessions))
-        .route("/v1/requests", get(list_requests))
-        .route("/v1/requests/{id}/resolve", post(resolve_request))
-        .route("/v1/grants", get(list_grants))
-        .route("/v1/grants/{id}", delete(revoke_grant))
-        .route("/v1/pins", get(list_pins))
-        .route("/v1/pins/resolve", post(resolve_pin))
-        .route("/v1/audit", get(audit))
-        .route("/v1/audit/verify", get(audit_verify))
-        .route("/v1/events", get(events))
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
-}
 
 /// A JSON body whose rejections are [`ApiError`]s (a clear 4xx with a code).
 pub struct Body<T>(pub T);
@@ -104,11 +87,15 @@ pub struct DecideBody {
     session: Option<String>,
 }
 
-async fn decide(state: Shared, headers: HeaderMap, body: Body<DecideBody>) -> AppResult<Response> {
+pub(crate) async fn decide(
+    state: Shared,
+    headers: HeaderMap,
+    body: Body<DecideBody>,
+) -> AppResult<Response> {
     run_decide(&state, None, &headers, body.0).await
 }
 
-async fn decide_in_session(
+pub(crate) async fn decide_in_session(
     state: Shared,
     P(session): P<String>,
     headers: HeaderMap,
@@ -162,7 +149,7 @@ async fn run_decide(
         input: body.input,
         cwd: body.cwd,
     };
-    let judge = match state.judge(&call.cwd) {
+    let judge = match state.judge(&call.cwd).await {
         Ok(j) => j,
         Err(why) => {
             // Configuration that cannot be used: deny, and say why.
@@ -207,7 +194,7 @@ async fn run_decide(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SessionBody {
+pub(crate) struct SessionBody {
     id: String,
     #[serde(default)]
     agent: Option<String>,
@@ -226,9 +213,9 @@ struct SessionBody {
 /// Registers a session and answers its token (shown once). The person may
 /// register any session; a session may register its own children, proving
 /// itself with its token.
-async fn register_session(
+pub(crate) async fn register_session(
     state: Shared,
-    method: Method,
+    person: Option<Extension<Login>>,
     headers: HeaderMap,
     Body(b): Body<SessionBody>,
 ) -> AppResult<Response> {
@@ -238,17 +225,15 @@ async fn register_session(
             ApiError::bad_request("bad-kind", e.to_string())
         })?,
     };
-    let store = state.store();
-    if state.auth.admin(&method, &headers).is_err() {
-        let parent_proven = match (&b.parent, crate::auth::bearer(&headers)) {
-            (Some(p), Some(t)) => store.verify_token(p, t)?,
-            _ => false,
-        };
-        if !parent_proven {
-            return Err(ApiError::unauthorized());
-        }
-    }
-    let registered = store.register_session(&NewSession {
+    // Not the person: the bearer must be the parent session's own token.
+    let parent_token = match person {
+        Some(_) => None,
+        None => match (&b.parent, crate::auth::bearer(&headers)) {
+            (Some(p), Some(t)) => Some((p.clone(), t.to_string())),
+            _ => return Err(ApiError::unauthorized()),
+        },
+    };
+    let new = NewSession {
         id: b.id,
         agent: b.agent,
         cwd: b.cwd,
@@ -256,13 +241,26 @@ async fn register_session(
         kind,
         workflow: b.workflow,
         ttl_secs: b.ttl_secs,
-    })?;
+    };
+    let registered = state
+        .with_store(move |store| {
+            if let Some((parent, token)) = parent_token
+                && !store.verify_token(&parent, &token)?
+            {
+                return Err(ApiError::unauthorized());
+            }
+            Ok(portcullis_engine::actions::register_session(
+                store,
+                &new,
+                unix_now(),
+            )?)
+        })
+        .await??;
     Ok((StatusCode::CREATED, Json(registered)).into_response())
 }
 
-async fn list_sessions(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
-    let list = state.store().sessions()?;
+pub(crate) async fn list_sessions(state: Shared) -> AppResult<Response> {
+    let list = state.with_store(|s| s.sessions()).await??;
     Ok(Json(list).into_response())
 }
 
@@ -270,19 +268,13 @@ async fn list_sessions(state: Shared, method: Method, headers: HeaderMap) -> App
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     #[serde(default)]
     all: bool,
 }
 
-async fn list_requests(
-    state: Shared,
-    method: Method,
-    headers: HeaderMap,
-    Q(q): Q<ListQuery>,
-) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
-    let list = state.store().requests(!q.all)?;
+pub(crate) async fn list_requests(state: Shared, Q(q): Q<ListQuery>) -> AppResult<Response> {
+    let list = state.with_store(move |s| s.requests(!q.all)).await??;
     Ok(Json(list).into_response())
 }
 
@@ -306,45 +298,43 @@ pub fn parse_resolution(scope: &str) -> AppResult<Resolution> {
     }
 }
 
-async fn resolve_request(
+pub(crate) async fn resolve_request(
     state: Shared,
-    method: Method,
-    headers: HeaderMap,
+    Extension(person): Extension<Login>,
     P(id): P<i64>,
     Body(b): Body<ResolveBody>,
 ) -> AppResult<Response> {
-    let approver = state.auth.admin(&method, &headers)?.approver();
+    let approver = person.approver();
     let how = parse_resolution(&b.scope)?;
-    let (request, grant) =
-        portcullis_engine::actions::resolve_request(&state.store(), id, how, approver, unix_now())?;
+    let (request, grant) = state
+        .with_store(move |s| {
+            portcullis_engine::actions::resolve_request(s, id, how, approver, unix_now())
+        })
+        .await??;
     Ok(Json(json!({"request": request, "grant": grant})).into_response())
 }
 
-async fn list_grants(
-    state: Shared,
-    method: Method,
-    headers: HeaderMap,
-    Q(q): Q<ListQuery>,
-) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
+pub(crate) async fn list_grants(state: Shared, Q(q): Q<ListQuery>) -> AppResult<Response> {
     let now = unix_now();
     let list: Vec<_> = state
-        .store()
-        .grants()?
+        .with_store(|s| s.grants())
+        .await??
         .into_iter()
         .filter(|g| q.all || g.is_active(now))
         .collect();
     Ok(Json(list).into_response())
 }
 
-async fn revoke_grant(
+pub(crate) async fn revoke_grant(
     state: Shared,
-    method: Method,
-    headers: HeaderMap,
+    Extension(person): Extension<Login>,
     P(id): P<i64>,
 ) -> AppResult<Response> {
-    let by = state.auth.admin(&method, &headers)?.approver();
-    if !portcullis_engine::actions::revoke_grant(&state.store(), id, by, unix_now())? {
+    let by = person.approver();
+    let revoked = state
+        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, by, unix_now()))
+        .await??;
+    if !revoked {
         return Err(ApiError::not_found(format!("no active grant #{id}")));
     }
     Ok(Json(json!({"revoked": id})).into_response())
@@ -354,59 +344,52 @@ async fn revoke_grant(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PinsQuery {
+pub(crate) struct PinsQuery {
     #[serde(default)]
     pending: bool,
 }
 
-async fn list_pins(
-    state: Shared,
-    method: Method,
-    headers: HeaderMap,
-    Q(q): Q<PinsQuery>,
-) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
-    Ok(Json(state.store().pins(q.pending)?).into_response())
+pub(crate) async fn list_pins(state: Shared, Q(q): Q<PinsQuery>) -> AppResult<Response> {
+    let pins = state.with_store(move |s| s.pins(q.pending)).await??;
+    Ok(Json(pins).into_response())
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PinDecision {
+pub(crate) struct PinDecision {
     server: String,
     tool: String,
     hash: String,
     approve: bool,
 }
 
-async fn resolve_pin(
+pub(crate) async fn resolve_pin(
     state: Shared,
-    method: Method,
-    headers: HeaderMap,
+    Extension(person): Extension<Login>,
     Body(b): Body<PinDecision>,
 ) -> AppResult<Response> {
-    let by = state.auth.admin(&method, &headers)?.approver();
-    let pin = portcullis_engine::actions::decide_pin(
-        &state.store(),
-        &b.server,
-        &b.tool,
-        &b.hash,
-        b.approve,
-        by,
-        unix_now(),
-    )?;
+    let by = person.approver();
+    let pin = state
+        .with_store(move |s| {
+            portcullis_engine::actions::decide_pin(
+                s,
+                &b.server,
+                &b.tool,
+                &b.hash,
+                b.approve,
+                by,
+                unix_now(),
+            )
+        })
+        .await??;
     Ok(Json(pin).into_response())
 }
 
 // ----- audit ----------------------------------------------------------------
 
-async fn audit(
-    state: Shared,
-    method: Method,
-    headers: HeaderMap,
-    Q(filter): Q<AuditFilter>,
-) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
-    let rows = state.store().audit_query(&filter)?;
+pub(crate) async fn audit(state: Shared, Q(filter): Q<AuditFilter>) -> AppResult<Response> {
+    let query = filter.clone();
+    let rows = state.with_store(move |s| s.audit_query(&query)).await??;
     let page = filter.limit.clamp(1, portcullis_store::MAX_AUDIT_PAGE);
     let next = (rows.len() == page)
         .then(|| rows.last().map(|r| r.id))
@@ -414,20 +397,16 @@ async fn audit(
     Ok(Json(json!({"rows": rows, "next_before": next})).into_response())
 }
 
-async fn audit_verify(state: Shared, method: Method, headers: HeaderMap) -> AppResult<Response> {
-    state.auth.admin(&method, &headers)?;
-    let check = state.store().verify_audit()?;
+pub(crate) async fn audit_verify(state: Shared) -> AppResult<Response> {
+    let check = state.with_store(|s| s.verify_audit()).await??;
     Ok(Json(check).into_response())
 }
 
 // ----- live events, health, metrics -------------------------------------------
 
-async fn events(
+pub(crate) async fn events(
     state: Shared,
-    method: Method,
-    headers: HeaderMap,
 ) -> AppResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    state.auth.admin(&method, &headers)?;
     let slot = EventSlot::take(&state).ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -479,7 +458,7 @@ impl Drop for EventSlot {
 
 /// 200 when decisions can be made; 503 naming why not (the database file
 /// deleted or replaced, a failed `quick_check`).
-async fn healthz(state: Shared) -> Response {
+pub(crate) async fn healthz(state: Shared) -> Response {
     let version = env!("CARGO_PKG_VERSION");
     match state.health.why_not_ready() {
         None => Json(json!({"status": "ok", "version": version})).into_response(),
@@ -491,7 +470,7 @@ async fn healthz(state: Shared) -> Response {
     }
 }
 
-async fn metrics(state: Shared) -> Response {
+pub(crate) async fn metrics(state: Shared) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

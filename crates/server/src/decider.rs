@@ -43,11 +43,38 @@ pub enum DecideError {
     Engine(String),
 }
 
-struct Job {
+/// What the decision thread does: decide a call, or run another engine
+/// operation (a pin check, a hold, a session) in the same order and batch.
+enum Job {
+    Decide(Box<DecideJob>),
+    /// Runs on the engine (or is told why not) and returns how to answer
+    /// its caller once the batch is committed (or failed).
+    Op(Op),
+}
+
+struct DecideJob {
     judge: Arc<Judge>,
     call: ToolCall,
     ctx: CallContext,
     reply: oneshot::Sender<Result<Outcome, DecideError>>,
+}
+
+/// An engine operation: runs on the engine (or is told why not).
+type Op = Box<dyn FnOnce(Result<&Engine<FsPaths>, String>) -> Deliver + Send>;
+
+/// Answers an operation's caller: `Ok` once its batch is committed.
+type Deliver = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+impl Job {
+    /// Answers a job that will not run.
+    fn refuse(self, why: String) {
+        match self {
+            Job::Decide(job) => {
+                let _ = job.reply.send(Err(DecideError::Engine(why)));
+            }
+            Job::Op(op) => op(Err(why.clone()))(Err(why)),
+        }
+    }
 }
 
 /// The queue into the decision thread.
@@ -76,15 +103,74 @@ impl Decider {
         let (reply, answer) = oneshot::channel();
         let gone = || DecideError::Engine("the decision thread has stopped".into());
         self.queue
-            .send(Job {
+            .send(Job::Decide(Box::new(DecideJob {
                 judge,
                 call,
                 ctx,
                 reply,
-            })
+            })))
             .map_err(|_| gone())?;
         answer.await.map_err(|_| gone())?
     }
+
+    /// Runs `f` on the decision thread's engine (in order with the
+    /// decisions, inside their batch): the MCP bridge's pins and holds.
+    pub async fn with_engine<R, G>(&self, f: G) -> Result<R, DecideError>
+    where
+        R: Send + 'static,
+        G: FnOnce(&Engine<FsPaths>) -> Result<R, EngineError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Op(Box::new(move |engine: Result<&Engine<FsPaths>, String>| {
+            let result = match engine {
+                Ok(engine) => match catch_unwind(AssertUnwindSafe(|| f(engine))) {
+                    Ok(r) => r.map_err(DecideError::from),
+                    Err(p) => Err(DecideError::Engine(format!(
+                        "an engine operation failed (a bug in portcullis: {})",
+                        panic_message(p.as_ref())
+                    ))),
+                },
+                Err(why) => Err(DecideError::Engine(why)),
+            };
+            Box::new(move |committed: Result<(), String>| {
+                let _ = reply.send(committed.map_err(DecideError::Engine).and(result));
+            }) as Deliver
+        }));
+        let gone = || DecideError::Engine("the decision thread did not run this".into());
+        self.queue.send(job).map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+}
+
+impl From<EngineError> for DecideError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::SessionConflict { sources } => DecideError::Conflict(sources),
+            other => DecideError::Engine(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for DecideError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecideError::Conflict(sources) => write!(
+                f,
+                "{}",
+                EngineError::SessionConflict {
+                    sources: sources.clone()
+                }
+            ),
+            DecideError::Engine(why) => f.write_str(why),
+        }
+    }
+}
+
+/// What one job of a batch produced.
+enum Done {
+    Decided(Box<Result<Result<Outcome, EngineError>, String>>),
+    /// An operation ran; answer its caller after the commit.
+    Ran(Deliver),
 }
 
 /// What a panic said, for the error a caller gets.
@@ -109,7 +195,7 @@ fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
         // (grants consumed where nobody else looks): refuse instead.
         if let Some(why) = health.why_not_ready() {
             for job in batch {
-                let _ = job.reply.send(Err(DecideError::Engine(why.clone())));
+                job.refuse(why.clone());
             }
             continue;
         }
@@ -119,53 +205,62 @@ fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
         // store operations rolled back with their savepoints), the others go
         // on. A panic outside the calls rolls the batch back.
         let decided = catch_unwind(AssertUnwindSafe(|| {
-            engine.store.batch(|_| {
+            engine.batch(|engine| {
                 batch
-                    .iter()
-                    .map(|job| {
-                        let j = &job.judge;
-                        catch_unwind(AssertUnwindSafe(|| {
-                            #[cfg(test)]
-                            if job.call.tool.name == tests::PANIC_TOOL {
-                                panic!("a test asked for a panic");
-                            }
-                            engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
-                        }))
-                        .map_err(|p| {
-                            format!(
-                                "deciding this call failed (a bug in portcullis: {})",
-                                panic_message(p.as_ref())
-                            )
-                        })
+                    .iter_mut()
+                    .map(|job| match job {
+                        Job::Decide(job) => Done::Decided(Box::new(
+                            catch_unwind(AssertUnwindSafe(|| {
+                                #[cfg(test)]
+                                if job.call.tool.name == tests::PANIC_TOOL {
+                                    panic!("a test asked for a panic");
+                                }
+                                let j = &job.judge;
+                                engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
+                            }))
+                            .map_err(|p| {
+                                format!(
+                                    "deciding this call failed (a bug in portcullis: {})",
+                                    panic_message(p.as_ref())
+                                )
+                            }),
+                        )),
+                        Job::Op(op) => {
+                            let op = std::mem::replace(op, Box::new(|_| Box::new(|_| {})));
+                            Done::Ran(op(Ok(engine)))
+                        }
                     })
                     .collect::<Vec<_>>()
             })
         }))
         .unwrap_or_else(|_| {
-            Err(portcullis_store::StoreError::InvalidRequest {
-                why: "a decision panicked; its batch was rolled back".into(),
-            })
+            Err(EngineError::Store(
+                portcullis_store::StoreError::InvalidRequest {
+                    why: "a decision panicked; its batch was rolled back".into(),
+                },
+            ))
         });
         match decided {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
-                    let answer = match outcome {
-                        Ok(decided) => decided.map_err(|e| match e {
-                            EngineError::SessionConflict { sources } => {
-                                DecideError::Conflict(sources)
-                            }
-                            EngineError::Store(e) => DecideError::Engine(e.to_string()),
-                        }),
-                        Err(panicked) => Err(DecideError::Engine(panicked)),
-                    };
-                    // The caller may have gone (client hung up): nothing to do.
-                    let _ = job.reply.send(answer);
+                    match (job, outcome) {
+                        (Job::Decide(job), Done::Decided(outcome)) => {
+                            let answer = match *outcome {
+                                Ok(decided) => decided.map_err(DecideError::from),
+                                Err(panicked) => Err(DecideError::Engine(panicked)),
+                            };
+                            // The caller may have gone (client hung up): nothing to do.
+                            let _ = job.reply.send(answer);
+                        }
+                        (_, Done::Ran(deliver)) => deliver(Ok(())),
+                        (job, Done::Decided(_)) => job.refuse("lost its decision".into()),
+                    }
                 }
             }
             Err(e) => {
                 let why = format!("the batch could not be committed: {e}");
                 for job in batch {
-                    let _ = job.reply.send(Err(DecideError::Engine(why.clone())));
+                    job.refuse(why.clone());
                 }
             }
         }

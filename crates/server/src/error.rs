@@ -52,6 +52,11 @@ impl ApiError {
         e
     }
 
+    /// 500 `internal`: a bug (a task that panicked).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not-found", what)
     }

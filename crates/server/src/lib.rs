@@ -21,6 +21,7 @@ pub mod events;
 pub mod health;
 pub mod mcp;
 pub mod metrics;
+pub mod routes;
 pub mod ui;
 
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ use portcullis_store::{Integrity, Store};
 use tokio::sync::broadcast;
 
 use crate::auth::{Auth, Hosts};
+use crate::error::ApiError;
 use crate::events::{ServerEvent, Watcher};
 use crate::health::Health;
 use crate::metrics::Metrics;
@@ -75,40 +77,56 @@ pub struct Judge {
 type Cached = (Instant, Result<Arc<Judge>, String>);
 
 /// Policies by working directory, reloaded after [`POLICY_TTL`].
-struct PolicyCache {
+pub struct PolicyCache {
     source: Box<dyn PolicySource>,
     env: Environment,
     entries: Mutex<HashMap<String, Cached>>,
 }
 
 impl PolicyCache {
-    fn get(&self, cwd: &str) -> Result<Arc<Judge>, String> {
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, judge)) = entries.get(cwd)
-            && at.elapsed() < POLICY_TTL
+    /// The judge for calls made in `cwd`. Reads configuration files when
+    /// the cached one is stale: blocking, and never under the cache's lock
+    /// (two callers may load the same directory at once; the last one wins).
+    fn get_blocking(&self, cwd: &str) -> Result<Arc<Judge>, String> {
         {
-            return judge.clone();
+            let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, judge)) = entries.get(cwd)
+                && at.elapsed() < POLICY_TTL
+            {
+                return judge.clone();
+            }
         }
         let judge = self.source.policy_for(Path::new(cwd)).map(|policy| {
             let scopes = Scopes::of(&policy.workspace);
             let facts = FsPaths::new(&scopes, &self.env);
             Arc::new(Judge { policy, facts })
         });
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if entries.len() > 1024 {
             entries.clear();
         }
         entries.insert(cwd.to_string(), (Instant::now(), judge.clone()));
         judge
     }
+
+    /// [`PolicyCache::get_blocking`] on the blocking pool: for async callers.
+    pub async fn get(self: &Arc<Self>, cwd: &str) -> Result<Arc<Judge>, String> {
+        let cache = Arc::clone(self);
+        let cwd = cwd.to_string();
+        tokio::task::spawn_blocking(move || cache.get_blocking(&cwd))
+            .await
+            .map_err(|e| format!("loading the configuration failed: {e}"))?
+    }
 }
 
 /// What a running server shares between requests.
 pub struct AppState {
     /// Decisions: the engine on its own thread ([`decider`]).
-    pub decider: decider::Decider,
-    /// Everything else (the UI, approvals, listings): a second connection.
-    store: Mutex<Store>,
-    policies: PolicyCache,
+    pub decider: Arc<decider::Decider>,
+    /// Everything else (the UI, approvals, listings): a second connection,
+    /// used on the blocking pool ([`AppState::with_store`]).
+    store: Arc<Mutex<Store>>,
+    policies: Arc<PolicyCache>,
     pub auth: Auth,
     pub hosts: Hosts,
     pub events: broadcast::Sender<ServerEvent>,
@@ -121,19 +139,35 @@ pub struct AppState {
     pub limits: conn::Limits,
     /// `/v1/events` streams open now.
     pub event_streams: AtomicUsize,
-    env: Environment,
     _watcher: Watcher,
 }
 
 impl AppState {
-    /// The store for people's actions and listings. Held for one operation
-    /// at a time, never across an `.await`.
+    /// The store for people's actions and listings, for a synchronous
+    /// caller (tests, the blocking pool). Held for one operation at a time,
+    /// never across an `.await`.
     pub fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn judge(&self, cwd: &str) -> Result<Arc<Judge>, String> {
-        self.policies.get(cwd)
+    /// Runs `f` on the people's store connection on the blocking pool:
+    /// SQLite never blocks the async runtime. The error is only a failed
+    /// task (a panic in `f`).
+    pub async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || {
+            let store = store.lock().unwrap_or_else(|p| p.into_inner());
+            f(&store)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("a store operation failed: {e}")))
+    }
+
+    async fn judge(&self, cwd: &str) -> Result<Arc<Judge>, String> {
+        self.policies.get(cwd).await
     }
 }
 
@@ -202,8 +236,14 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
     let (auth, created) = Auth::load_or_create(&opts.data_dir)?;
     let default_facts = FsPaths::new(&Scopes::default(), &opts.env);
     let engine = Engine::new(store, Policy::default(), default_facts);
-    let decider =
-        decider::Decider::start(engine, Arc::clone(&health)).map_err(StartError::Decider)?;
+    let decider = Arc::new(
+        decider::Decider::start(engine, Arc::clone(&health)).map_err(StartError::Decider)?,
+    );
+    let policies = Arc::new(PolicyCache {
+        source: opts.policy,
+        env: opts.env.clone(),
+        entries: Mutex::new(HashMap::new()),
+    });
     let (events, _) = broadcast::channel(1024);
     let metrics = Arc::new(Metrics::default());
     let watcher = events::watch(
@@ -215,18 +255,13 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
     )
     .map_err(StartError::Watcher)?;
     let state = AppState {
+        mcp: mcp::McpFront::new(opts.mcp, Arc::clone(&decider), Arc::clone(&policies)),
         decider,
-        store: Mutex::new(admin_store),
-        policies: PolicyCache {
-            source: opts.policy,
-            env: opts.env.clone(),
-            entries: Mutex::new(HashMap::new()),
-        },
-        mcp: mcp::McpFront::new(opts.mcp),
+        store: Arc::new(Mutex::new(admin_store)),
+        policies,
         health,
         limits: opts.limits,
         event_streams: AtomicUsize::new(0),
-        env: opts.env,
         auth,
         hosts: Hosts::for_addr(opts.addr),
         events,
@@ -239,10 +274,7 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
 
 /// Every route: the API under `/v1`, the UI at the root.
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .merge(api::routes())
-        .merge(mcp::routes())
-        .merge(ui::routes())
+    routes::router(&state)
         .fallback(|| async {
             error::ApiError::not_found("no such endpoint (the API is under /v1, the UI at /)")
         })

@@ -5,58 +5,98 @@
 //! pins). The session comes from the URL path and `X-Session-ID` (the one
 //! resolver: different values are a 409, never a pick) and is proven with its
 //! token (`Authorization: Bearer`), as for `/v1/decide`.
+//!
+//! Every call, pin check and hold goes through the daemon's decision thread
+//! ([`Daemon`]), under the policy of the configured directory as it is now
+//! (the same cache as `/v1/decide`): a configuration change applies here as
+//! it does to every other decision.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
-use portcullis_bridge::{Bridge, HttpCaller};
-use portcullis_paths::{FsPaths, Scopes};
-use portcullis_policy::{McpServer, Policy};
+use portcullis_bridge::{Authority, Bridge, HttpCaller};
+use portcullis_engine::{CallContext, Engine, EngineError, Outcome};
+use portcullis_paths::FsPaths;
+use portcullis_policy::{McpServer, Policy, ToolCall};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tower::ServiceExt;
 
-use crate::AppState;
+use crate::decider::Decider;
 use crate::error::ApiError;
+use crate::{AppState, PolicyCache};
 
-type Service = StreamableHttpService<Bridge, LocalSessionManager>;
+type Service = StreamableHttpService<Bridge<Daemon>, LocalSessionManager>;
 
 /// What the daemon needs to run MCP servers.
 #[derive(Clone, Default)]
 pub struct McpConfig {
     pub servers: Vec<McpServer>,
-    /// The policy their calls are judged with.
-    pub policy: Policy,
-    /// The directory paths in their arguments are relative to.
+    /// The directory the servers run in: their calls are judged under its
+    /// configuration (read afresh, like every decision's), and paths in
+    /// their arguments are relative to it.
     pub cwd: String,
 }
 
 pub struct McpFront {
     config: McpConfig,
-    running: tokio::sync::Mutex<HashMap<String, (Bridge, Service)>>,
+    authority: Daemon,
+    running: tokio::sync::Mutex<HashMap<String, (Bridge<Daemon>, Service)>>,
 }
 
 impl McpFront {
-    pub fn new(config: McpConfig) -> McpFront {
+    pub fn new(config: McpConfig, decider: Arc<Decider>, policies: Arc<PolicyCache>) -> McpFront {
         McpFront {
+            authority: Daemon {
+                decider,
+                policies,
+                cwd: config.cwd.clone(),
+            },
             config,
             running: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
 }
 
-pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/s/{session}/mcp/{name}", any(front))
-        .route("/s/{session}/mcp/{name}/{*rest}", any(front_rest))
+/// The daemon's engine, as the MCP bridge reaches it: the decision thread.
+#[derive(Clone)]
+pub struct Daemon {
+    decider: Arc<Decider>,
+    policies: Arc<PolicyCache>,
+    cwd: String,
 }
 
-async fn front_rest(
+impl Authority for Daemon {
+    async fn policy(&self) -> Result<Arc<Policy>, String> {
+        let judge = self.policies.get(&self.cwd).await?;
+        Ok(Arc::new(judge.policy.clone()))
+    }
+
+    async fn decide(&self, call: ToolCall, ctx: CallContext) -> Result<Outcome, String> {
+        let judge = self
+            .policies
+            .get(&call.cwd)
+            .await
+            .map_err(|why| format!("configuration error: {why}"))?;
+        self.decider
+            .decide(judge, call, ctx)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn with_engine<R, G>(&self, f: G) -> Result<R, String>
+    where
+        R: Send + 'static,
+        G: FnOnce(&Engine<FsPaths>) -> Result<R, EngineError> + Send + 'static,
+    {
+        self.decider.with_engine(f).await.map_err(|e| e.to_string())
+    }
+}
+
+pub(crate) async fn front_rest(
     state: State<Arc<AppState>>,
     Path((session, name, _rest)): Path<(String, String, String)>,
     req: Request,
@@ -64,7 +104,7 @@ async fn front_rest(
     front(state, Path((session, name)), req).await
 }
 
-async fn front(
+pub(crate) async fn front(
     State(state): State<Arc<AppState>>,
     Path((session, name)): Path<(String, String)>,
     mut req: Request,
@@ -132,7 +172,6 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         return Ok(service.clone());
     }
     let config = &state.mcp.config;
-    let scopes = Scopes::of(&config.policy.workspace);
     let target = match &server.url {
         Some(url) => portcullis_bridge::Target::Url(url.clone()),
         None => {
@@ -151,11 +190,8 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         refuse_unpinned: server.refuse_unpinned,
         trusted: server.trusted,
         cwd: config.cwd.clone(),
-        policy: config.policy.clone(),
-        facts: FsPaths::new(&scopes, &state.env),
-        data_dir: state.data_dir.clone(),
     };
-    let bridge = Bridge::connect(opts, target)
+    let bridge = Bridge::connect(opts, state.mcp.authority.clone(), target)
         .await
         .map_err(|e| e.to_string())?;
     let service = portcullis_bridge::http_service(bridge.clone());

@@ -8,13 +8,11 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Form, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
 use portcullis_store::{
-    AuditCheck, AuditFilter, Grant, GrantScope, Op, Pin, Request, Session, unix_now,
+    AuditCheck, AuditFilter, Grant, GrantScope, Op, Pin, Request, Session, Store, unix_now,
 };
 use serde::Deserialize;
 
@@ -29,39 +27,21 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
 
 type Shared = State<Arc<AppState>>;
 
-pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/", get(requests_page))
-        .route("/grants", get(grants_page))
-        .route("/audit", get(audit_page))
-        .route("/sessions", get(sessions_page))
-        .route("/fragments/requests", get(requests_fragment))
-        .route("/login", get(login))
-        .route("/ui/requests/{id}/resolve", post(resolve_form))
-        .route("/ui/grants/{id}/revoke", post(revoke_form))
-        .route("/ui/pins/resolve", post(pin_form))
-        .route(
-            "/assets/style.css",
-            get(|| asset(STYLE, "text/css; charset=utf-8")),
-        )
-        .route(
-            "/assets/app.js",
-            get(|| asset(SCRIPT, "text/javascript; charset=utf-8")),
-        )
-}
+pub(crate) const STYLE_CSS: (&str, &str) = (STYLE, "text/css; charset=utf-8");
+pub(crate) const APP_JS: (&str, &str) = (SCRIPT, "text/javascript; charset=utf-8");
 
-async fn asset(body: &'static str, kind: &'static str) -> Response {
+pub(crate) async fn asset(body: &'static str, kind: &'static str) -> Response {
     ([(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
 // ----- login ----------------------------------------------------------------
 
 #[derive(Deserialize)]
-struct LoginQuery {
+pub(crate) struct LoginQuery {
     token: Option<String>,
 }
 
-async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Response {
+pub(crate) async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Response {
     match q.token {
         Some(t) if state.auth.token_matches(&t) => {
             let mut res = Redirect::to("/").into_response();
@@ -75,7 +55,7 @@ async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Response {
 }
 
 /// The page a browser without the login cookie sees.
-fn locked(state: &AppState, why: &str) -> Response {
+pub(crate) fn locked(state: &AppState, why: &str) -> Response {
     let body = format!(
         "<section class=\"locked\"><h1>portcullis</h1><p>{}</p><p>Open the login URL that <code>portcullis serve</code> printed when it started. The token is also in <code>{}</code>.</p></section>",
         esc(why),
@@ -90,29 +70,19 @@ fn locked(state: &AppState, why: &str) -> Response {
     res
 }
 
-/// The locked page, unless the browser is logged in.
-fn unless_person(state: &AppState, headers: &HeaderMap) -> Option<Response> {
-    match state.auth.caller(headers) {
-        Some(_) => None,
-        None => Some(locked(state, "This browser is not logged in.")),
-    }
-}
-
 // ----- pages ----------------------------------------------------------------
 
 #[derive(Deserialize, Default)]
-struct Notice {
+pub(crate) struct Notice {
     notice: Option<String>,
     error: Option<String>,
 }
 
-async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice>) -> Response {
-    if let Some(locked) = unless_person(&state, &headers) {
-        return locked;
-    }
-    let live = match live_state(&state) {
-        Ok(l) => l,
-        Err(e) => return store_error(&state, e),
+pub(crate) async fn requests_page(state: Shared, Query(n): Query<Notice>) -> Response {
+    let live = match state.with_store(live_state).await {
+        Ok(Ok(l)) => l,
+        Ok(Err(e)) => return store_error(&state, e),
+        Err(e) => return e.into_response(),
     };
     let waiting = live.waiting();
     let html = live.html(&state);
@@ -135,11 +105,12 @@ async fn requests_page(state: Shared, headers: HeaderMap, Query(n): Query<Notice
     )
 }
 
-async fn requests_fragment(state: Shared, headers: HeaderMap) -> Response {
-    if unless_person(&state, &headers).is_some() {
-        return ApiError::unauthorized().into_response();
-    }
-    match live_state(&state) {
+pub(crate) async fn requests_fragment(state: Shared) -> Response {
+    let live = match state.with_store(live_state).await {
+        Ok(live) => live,
+        Err(e) => return e.into_response(),
+    };
+    match live {
         Ok(live) => {
             let html = live.html(&state);
             let tag = version(&html);
@@ -187,8 +158,7 @@ impl Live {
     }
 }
 
-fn live_state(state: &AppState) -> Result<Live, portcullis_store::StoreError> {
-    let store = state.store();
+fn live_state(store: &Store) -> Result<Live, portcullis_store::StoreError> {
     let requests = store.requests(true)?;
     let sessions = store.sessions()?;
     let mut changes = Vec::new();
@@ -384,20 +354,18 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
 }
 
 #[derive(Deserialize)]
-struct GrantsQuery {
+pub(crate) struct GrantsQuery {
     #[serde(default)]
     all: bool,
     notice: Option<String>,
     error: Option<String>,
 }
 
-async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQuery>) -> Response {
-    if let Some(locked) = unless_person(&state, &headers) {
-        return locked;
-    }
-    let grants = match state.store().grants() {
-        Ok(g) => g,
-        Err(e) => return store_error(&state, e),
+pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> Response {
+    let grants = match state.with_store(|s| s.grants()).await {
+        Ok(Ok(g)) => g,
+        Ok(Err(e)) => return store_error(&state, e),
+        Err(e) => return e.into_response(),
     };
     let now = unix_now();
     let shown: Vec<&Grant> = grants
@@ -469,7 +437,7 @@ async fn grants_page(state: Shared, headers: HeaderMap, Query(q): Query<GrantsQu
 }
 
 #[derive(Deserialize, Default)]
-struct AuditQuery {
+pub(crate) struct AuditQuery {
     session: Option<String>,
     verdict: Option<String>,
     tool: Option<String>,
@@ -481,10 +449,7 @@ struct AuditQuery {
     before: Option<i64>,
 }
 
-async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuery>) -> Response {
-    if let Some(locked) = unless_person(&state, &headers) {
-        return locked;
-    }
+pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Response {
     let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
     let filter = AuditFilter {
         session: nonempty(&q.session),
@@ -498,9 +463,13 @@ async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuer
         before: q.before,
         limit: 100,
     };
-    let (rows, check) = {
-        let store = state.store();
-        (store.audit_query(&filter), store.verify_audit())
+    let query = filter.clone();
+    let (rows, check) = match state
+        .with_store(move |store| (store.audit_query(&query), store.verify_audit()))
+        .await
+    {
+        Ok(both) => both,
+        Err(e) => return e.into_response(),
     };
     let rows = match rows {
         Ok(r) => r,
@@ -590,13 +559,11 @@ async fn audit_page(state: Shared, headers: HeaderMap, Query(q): Query<AuditQuer
     page(&state, "audit", "Audit — portcullis", &body)
 }
 
-async fn sessions_page(state: Shared, headers: HeaderMap) -> Response {
-    if let Some(locked) = unless_person(&state, &headers) {
-        return locked;
-    }
-    let sessions = match state.store().sessions() {
-        Ok(s) => s,
-        Err(e) => return store_error(&state, e),
+pub(crate) async fn sessions_page(state: Shared) -> Response {
+    let sessions = match state.with_store(|s| s.sessions()).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return store_error(&state, e),
+        Err(e) => return e.into_response(),
     };
     let now = unix_now();
     let mut body = String::from("<div class=\"bar\"><h1>Sessions</h1></div>");
@@ -632,26 +599,28 @@ async fn sessions_page(state: Shared, headers: HeaderMap) -> Response {
 // ----- forms ----------------------------------------------------------------
 
 #[derive(Deserialize)]
-struct ResolveForm {
-    csrf: String,
+pub(crate) struct ResolveForm {
     scope: String,
 }
 
-async fn resolve_form(
+pub(crate) async fn resolve_form(
     state: Shared,
-    headers: HeaderMap,
     P(id): P<i64>,
-    Form(f): Form<ResolveForm>,
+    CsrfForm(f): CsrfForm<ResolveForm>,
 ) -> Response {
-    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
-        return refused;
-    }
     let how = match parse_resolution(&f.scope) {
         Ok(h) => h,
         Err(e) => return back("/", Err(e.message)),
     };
-    let result =
-        portcullis_engine::actions::resolve_request(&state.store(), id, how, "ui", unix_now());
+    let result = match state
+        .with_store(move |s| {
+            portcullis_engine::actions::resolve_request(s, id, how, "ui", unix_now())
+        })
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
     match result {
         Ok((_, Some(g))) => back(
             "/",
@@ -667,20 +636,21 @@ async fn resolve_form(
 }
 
 #[derive(Deserialize)]
-struct CsrfForm {
-    csrf: String,
-}
+pub(crate) struct Nothing {}
 
-async fn revoke_form(
+pub(crate) async fn revoke_form(
     state: Shared,
-    headers: HeaderMap,
     P(id): P<i64>,
-    Form(f): Form<CsrfForm>,
+    CsrfForm(_): CsrfForm<Nothing>,
 ) -> Response {
-    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
-        return refused;
-    }
-    match portcullis_engine::actions::revoke_grant(&state.store(), id, "ui", unix_now()) {
+    let revoked = state
+        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, "ui", unix_now()))
+        .await;
+    let revoked = match revoked {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    match revoked {
         Ok(true) => back(
             "/grants",
             Ok(format!(
@@ -693,32 +663,37 @@ async fn revoke_form(
 }
 
 #[derive(Deserialize)]
-struct PinForm {
-    csrf: String,
+pub(crate) struct PinForm {
     server: String,
     tool: String,
     hash: String,
     decision: String,
 }
 
-async fn pin_form(state: Shared, headers: HeaderMap, Form(f): Form<PinForm>) -> Response {
-    if let Some(refused) = refuse_form(&state, &headers, &f.csrf) {
-        return refused;
-    }
+pub(crate) async fn pin_form(state: Shared, CsrfForm(f): CsrfForm<PinForm>) -> Response {
     let approve = match f.decision.as_str() {
         "approve" => true,
         "reject" => false,
         other => return back("/", Err(format!("unknown decision `{other}`"))),
     };
-    let result = portcullis_engine::actions::decide_pin(
-        &state.store(),
-        &f.server,
-        &f.tool,
-        &f.hash,
-        approve,
-        "ui",
-        unix_now(),
-    );
+    let (server, tool, hash) = (f.server.clone(), f.tool.clone(), f.hash.clone());
+    let result = state
+        .with_store(move |s| {
+            portcullis_engine::actions::decide_pin(
+                s,
+                &server,
+                &tool,
+                &hash,
+                approve,
+                "ui",
+                unix_now(),
+            )
+        })
+        .await;
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
     match result {
         Ok(_) if approve => back(
             "/",
@@ -735,17 +710,34 @@ async fn pin_form(state: Shared, headers: HeaderMap, Form(f): Form<PinForm>) -> 
     }
 }
 
-/// A form post must come from the logged-in browser and carry the CSRF
-/// token: the refusal, if not.
-fn refuse_form(state: &AppState, headers: &HeaderMap, csrf: &str) -> Option<Response> {
-    if state.auth.caller(headers).is_none() {
-        return Some(ApiError::unauthorized().into_response());
+/// A form of the UI: the CSRF field must match, or the handler never sees
+/// the form. (Who may post at all is the route's [`crate::routes::Access`].)
+pub(crate) struct CsrfForm<T>(pub T);
+
+#[derive(Deserialize)]
+struct WithCsrf<T> {
+    csrf: String,
+    #[serde(flatten)]
+    form: T,
+}
+
+impl<T: serde::de::DeserializeOwned + Send> axum::extract::FromRequest<Arc<AppState>>
+    for CsrfForm<T>
+{
+    type Rejection = Response;
+    async fn from_request(
+        req: axum::extract::Request,
+        state: &Arc<AppState>,
+    ) -> Result<Self, Response> {
+        let Form(f) = Form::<WithCsrf<T>>::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        if !state.auth.csrf_matches(&f.csrf) {
+            let e = ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token");
+            return Err(e.into_response());
+        }
+        Ok(CsrfForm(f.form))
     }
-    if !state.auth.csrf_matches(csrf) {
-        let e = ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token");
-        return Some(e.into_response());
-    }
-    None
 }
 
 /// Back to a page with a notice (post/redirect/get).
