@@ -1,7 +1,7 @@
 //! Network tools: wget, ssh, scp, rsync, netcat, socat (curl has its own file).
 
 use super::*;
-use crate::knowledge::options::{Arity, Opt, long, opt, scan, short};
+use crate::knowledge::options::{Arity, Opt, long, opt, scan, scan_in_order, short};
 
 /// The host a URL names, read as clients read it (`crate::url`); a text
 /// without a scheme (`host/path`, `user@host`) by its first component.
@@ -335,77 +335,131 @@ pub(super) fn ssh_option(kv: &str, dynamic: bool, program: &str, f: &mut Finding
     }
 }
 
-pub(in crate::knowledge) fn ssh(args: &[Word], f: &mut Findings) {
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        let v = w.value.as_str();
-        if v == "-o" {
-            if let Some(n) = args.get(i + 1) {
-                ssh_option(&n.value, n.dynamic, "ssh", f);
-            }
-            i += 2;
-            continue;
+/// OpenSSH `ssh`'s options that take a value (`getopt` letters with `:`).
+const SSH_OPTIONS: &[Opt] = &[
+    short('o', Arity::Required, "o"),
+    short('F', Arity::Required, "F"),
+    short('E', Arity::Required, "E"),
+    short('S', Arity::Required, "S"),
+    short('i', Arity::Required, "i"),
+    short('I', Arity::Required, "I"),
+    short('J', Arity::Required, "J"),
+    short('B', Arity::Required, "other"),
+    short('b', Arity::Required, "other"),
+    short('c', Arity::Required, "other"),
+    short('D', Arity::Required, "other"),
+    short('e', Arity::Required, "other"),
+    short('L', Arity::Required, "other"),
+    short('l', Arity::Required, "other"),
+    short('m', Arity::Required, "other"),
+    short('O', Arity::Required, "other"),
+    short('P', Arity::Required, "other"),
+    short('p', Arity::Required, "other"),
+    short('Q', Arity::Required, "other"),
+    short('R', Arity::Required, "other"),
+    short('W', Arity::Required, "other"),
+    short('w', Arity::Required, "other"),
+];
+
+/// What an ssh or scp option does locally.
+fn ssh_like_option(program: &str, o: &crate::knowledge::options::Found, f: &mut Findings) {
+    let Some(value) = o.value.as_deref() else {
+        return;
+    };
+    match o.id {
+        "o" => ssh_option(value, o.dynamic, program, f),
+        "F" => {
+            f.read_path(value, o.dynamic);
+            f.code(
+                program,
+                "-F",
+                "reads a configuration file, which can name commands",
+            );
         }
-        if let Some(kv) = v.strip_prefix("-o") {
-            ssh_option(kv, w.dynamic, "ssh", f);
-        } else if v == "-F" {
-            if let Some(n) = args.get(i + 1) {
-                f.read(n);
-                f.code(
-                    "ssh",
-                    "-F",
-                    "reads a configuration file, which can name commands",
-                );
-            }
-            i += 1;
-        } else if v.starts_with('-') && v.len() > 1 {
-            // Valued short options consume the next word.
-            let last = v.chars().last().unwrap_or(' ');
-            if v.len() == 2 && "BbcDEeFIiJLlmOoPpQRSWw".contains(last) {
-                i += 1;
-            }
-        } else {
-            f.network("ssh", Some(v.rsplit('@').next().unwrap_or(v).to_string()));
-            break;
-        }
-        i += 1;
+        "E" => f.write_path(value, o.dynamic),
+        "i" | "S" => f.read_path(value, o.dynamic),
+        "I" => f.code(program, "-I", format!("loads the PKCS#11 library {value}")),
+        "J" => f.network(
+            program,
+            Some(value.rsplit('@').next().unwrap_or(value).to_string()),
+        ),
+        _ => {}
     }
 }
 
-pub(in crate::knowledge) fn scp(name: &str, args: &[Word], f: &mut Findings) {
-    let mut operands = Vec::new();
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        let v = w.value.as_str();
-        if w.dynamic || !v.starts_with('-') {
-            operands.push(w);
-        } else if v == "-S" {
-            if let Some(n) = args.get(i + 1) {
-                f.code(name, "-S", format!("runs {} instead of ssh", n.value));
-                f.shell(format!("{name} -S"), &n.value, n.dynamic);
-            }
-            i += 1;
-        } else if v == "-o" {
-            if let Some(n) = args.get(i + 1) {
-                ssh_option(&n.value, n.dynamic, name, f);
-            }
-            i += 1;
-        } else if let Some(kv) = v.strip_prefix("-o") {
-            ssh_option(kv, w.dynamic, name, f);
-        } else if v == "-F"
-            || v == "-i"
-            || v == "-P"
-            || v == "-c"
-            || v == "-l"
-            || v == "-J"
-            || v == "-D"
-            || v == "-X"
-        {
-            i += 1;
+pub(in crate::knowledge) fn ssh(args: &[Word], f: &mut Findings) {
+    // Options before the destination, and (OpenSSH parses again) between the
+    // destination and the remote command.
+    let first = scan_in_order(SSH_OPTIONS, args);
+    let mut rest = first.operands.iter();
+    let host = rest.next();
+    let after: Vec<Word> = rest.map(|w| (*w).clone()).collect();
+    let second = scan_in_order(SSH_OPTIONS, &after);
+    for s in [&first, &second] {
+        if let Some(u) = s.unknown.iter().find(|u| !u.starts_with('-')) {
+            f.opaque(
+                OpaqueReason::DynamicCode,
+                format!("ssh argument known only at run time (it may be -o): {u}"),
+            );
         }
-        i += 1;
+        for o in &s.options {
+            ssh_like_option("ssh", o, f);
+        }
     }
-    remote_copy(name, &operands, f);
+    if let Some(h) = host {
+        let v = h.value.as_str();
+        let host = crate::url::host(v).unwrap_or_else(|| {
+            let v = v.rsplit('@').next().unwrap_or(v);
+            v.split(':').next().unwrap_or(v).to_string()
+        });
+        f.network("ssh", (!h.dynamic).then_some(host));
+    }
+}
+
+/// scp and sftp options that take a value.
+const SCP_OPTIONS: &[Opt] = &[
+    short('o', Arity::Required, "o"),
+    short('F', Arity::Required, "F"),
+    short('S', Arity::Required, "program"),
+    short('i', Arity::Required, "i"),
+    short('J', Arity::Required, "J"),
+    short('c', Arity::Required, "other"),
+    short('D', Arity::Required, "program"),
+    short('l', Arity::Required, "other"),
+    short('P', Arity::Required, "other"),
+    short('X', Arity::Required, "other"),
+    short('b', Arity::Required, "batch"),
+    short('B', Arity::Required, "other"),
+    short('R', Arity::Required, "other"),
+    short('s', Arity::Required, "other"),
+];
+
+pub(in crate::knowledge) fn scp(name: &str, args: &[Word], f: &mut Findings) {
+    let s = scan_in_order(SCP_OPTIONS, args);
+    if let Some(u) = s.unknown.iter().find(|u| !u.starts_with('-')) {
+        f.opaque(
+            OpaqueReason::DynamicCode,
+            format!("{name} argument known only at run time (it may be -S): {u}"),
+        );
+    }
+    for o in &s.options {
+        match (o.id, o.value.as_deref()) {
+            ("program", Some(p)) => {
+                f.code(name, "-S", format!("runs {p} instead of ssh"));
+                f.shell(format!("{name} -S"), p, o.dynamic);
+            }
+            // sftp -b FILE: commands read from a file.
+            ("batch", Some(p)) => {
+                f.read_path(p, o.dynamic);
+                f.opaque(
+                    OpaqueReason::CodeFromFile,
+                    format!("{name} -b {p}: commands from a file"),
+                );
+            }
+            _ => ssh_like_option(name, o, f),
+        }
+    }
+    remote_copy(name, &s.operands, f);
 }
 
 /// `src… dest` where `host:path` operands are remote.
