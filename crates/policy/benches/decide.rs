@@ -3,6 +3,14 @@
 //! `cargo bench -p portcullis-policy --bench decide` prints the median per
 //! decision between `====` lines, then criterion's figures.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -74,17 +74,21 @@ fn port_runs(s: &str, port: u16) -> Vec<usize> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_digit() {
+    while let Some(c) = b.get(i) {
+        if !c.is_ascii_digit() {
             i += 1;
             continue;
         }
         let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;
         }
-        let digits = s[start..i].trim_start_matches('0');
-        if digits == port.to_string() {
+        // An ASCII run, so always a slice of `s`; were it not, it counts as
+        // the port (fail closed: the call is denied).
+        let is_port = s
+            .get(start..i)
+            .is_none_or(|run| run.trim_start_matches('0') == port.to_string());
+        if is_port {
             out.push(start);
         }
     }

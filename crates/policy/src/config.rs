@@ -436,13 +436,13 @@ impl Layer {
             message: e.to_string(),
         })?;
         let mut rules = Vec::new();
-        let perms = &v["permissions"];
+        let perms = v.get("permissions");
         for (list, key) in [
             (RuleList::Deny, "deny"),
             (RuleList::Ask, "ask"),
             (RuleList::Allow, "allow"),
         ] {
-            let Some(entries) = perms.get(key) else {
+            let Some(entries) = perms.and_then(|p| p.get(key)) else {
                 continue;
             };
             let Some(entries) = entries.as_array() else {
@@ -648,7 +648,7 @@ fn globs_overlap(a: &[u8], b: &[u8]) -> bool {
     // memo[i][j]: the suffixes a[i..] and b[j..] have a common match.
     let mut memo = vec![vec![None; b.len() + 1]; a.len() + 1];
     fn go(a: &[u8], b: &[u8], i: usize, j: usize, memo: &mut Vec<Vec<Option<bool>>>) -> bool {
-        if let Some(v) = memo[i][j] {
+        if let Some(&Some(v)) = memo.get(i).and_then(|row| row.get(j)) {
             return v;
         }
         let v = match (a.get(i), b.get(j)) {
@@ -662,7 +662,11 @@ fn globs_overlap(a: &[u8], b: &[u8]) -> bool {
             (Some(x), Some(y)) => x.eq_ignore_ascii_case(y) && go(a, b, i + 1, j + 1, memo),
             _ => false,
         };
-        memo[i][j] = Some(v);
+        // i <= a.len() and j <= b.len(), so the cell exists; a missing one
+        // only goes unremembered.
+        if let Some(cell) = memo.get_mut(i).and_then(|row| row.get_mut(j)) {
+            *cell = Some(v);
+        }
         v
     }
     go(a, b, 0, 0, &mut memo)

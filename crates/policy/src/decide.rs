@@ -194,19 +194,19 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         });
     }
     // Commands first: code and network effects depend on how they were allowed.
-    let order: Vec<usize> = (0..derived.items.len())
-        .filter(|i| matches!(derived.items[*i], Effect::Exec { .. }))
+    let is_exec = |e: &&Effect| matches!(e, Effect::Exec { .. });
+    let order: Vec<(usize, &Effect)> = (derived.items.iter().enumerate())
+        .filter(|(_, e)| is_exec(e))
         .chain(
-            (0..derived.items.len()).filter(|i| !matches!(derived.items[*i], Effect::Exec { .. })),
+            derived
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !is_exec(e)),
         )
         .collect();
-    for i in order {
-        let mut r = judge(
-            &derived.items[i],
-            &derived.tool_rule_name,
-            &mut ctx,
-            &derived.items,
-        );
+    for (i, effect) in order {
+        let mut r = judge(effect, &derived.tool_rule_name, &mut ctx, &derived.items);
         r.effect = Some(i);
         judgements.push(r);
     }
@@ -842,10 +842,9 @@ fn git_read_only(cmd: &portcullis_shell::Command) -> bool {
     let Some(i) = split.subcommand.map(|s| s + 1) else {
         return false;
     };
-    let Some(sub) = cmd.words.get(i) else {
+    let Some((sub, rest)) = cmd.words.get(i..).and_then(<[String]>::split_first) else {
         return false;
     };
-    let rest = &cmd.words[i + 1..];
     match sub.as_str() {
         "remote" => {
             rest.iter()
@@ -940,19 +939,12 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
         && is_plain_glob(path)
         && let Some(matches) = ctx.facts.expand_glob(path, ctx.cwd)
     {
-        let judged: Vec<Reason> = if matches.is_empty() {
-            // No match: bash passes the pattern itself.
-            vec![judge_path(op, path, false, ctx)]
-        } else {
-            matches
-                .iter()
-                .map(|m| judge_path(op, m, false, ctx))
-                .collect()
-        };
-        let worst = judged
-            .into_iter()
+        // The worst of the matches; no match: bash passes the pattern itself.
+        let worst = matches
+            .iter()
+            .map(|m| judge_path(op, m, false, ctx))
             .max_by_key(|r| r.verdict)
-            .expect("at least one");
+            .unwrap_or_else(|| judge_path(op, path, false, ctx));
         return Reason {
             message: format!("{what} (a glob): {}", worst.message),
             ..worst
@@ -1093,21 +1085,19 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
             Target::Tool(n) => tool_allows_path(n, ctx, op),
             _ => false,
         });
-    match (fact.zone, op) {
-        (Zone::Workspace | Zone::ReadRoot, PathOp::Read) => reason(
+    match (fact.zone, op, allow) {
+        (Zone::Workspace | Zone::ReadRoot, PathOp::Read, _) => reason(
             Verdict::Allow,
             "workspace-read",
             format!("{shown}: inside the workspace"),
         ),
-        (_, _) if allow.is_some() && fact.zone != Zone::ReadRoot => {
-            rule_reason(allow.expect("checked"), None, &shown)
-        }
-        (Zone::ReadRoot, _) => reason(
+        (zone, _, Some(rule)) if zone != Zone::ReadRoot => rule_reason(rule, None, &shown),
+        (Zone::ReadRoot, _, _) => reason(
             Verdict::Deny,
             "read-only-root",
             format!("{shown}: inside a read-only root"),
         ),
-        (Zone::Workspace, _) => match ctx.mode {
+        (Zone::Workspace, _, _) => match ctx.mode {
             Mode::ApproveForMe | Mode::FullAccess => reason(
                 Verdict::Allow,
                 "workspace-edit",
@@ -1127,7 +1117,7 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
                 format!("{shown}: no Edit rule allows this write"),
             ),
         },
-        (Zone::External, _) => match ctx.mode {
+        (Zone::External, _, _) => match ctx.mode {
             Mode::FullAccess => reason(
                 Verdict::Allow,
                 "mode-full-access",

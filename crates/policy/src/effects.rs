@@ -108,10 +108,10 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
             .or_else(|| policy.manifest_for(&call.tool.name, origin))
             .is_some_and(|m| m.filesystem == FsAccess::Read && !m.shell);
         if reads_only {
-            for e in out.items[start..]
-                .iter_mut()
-                .chain(out.candidates.iter_mut())
-            {
+            // `start` is a length `items` had: never past its end. Were it,
+            // nothing is loosened (writes stay writes).
+            let added = out.items.get_mut(start..).unwrap_or_default();
+            for e in added.iter_mut().chain(out.candidates.iter_mut()) {
                 if let Effect::Write { path, dynamic } = e {
                     *e = Effect::Read {
                         path: std::mem::take(path),
@@ -616,9 +616,9 @@ fn percent_decoded_path(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < bytes.len() {
+    while let Some(&c) = bytes.get(i) {
         let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
+        if c == b'%'
             && let (Some(h), Some(l)) = (
                 bytes.get(i + 1).and_then(|b| hex(*b)),
                 bytes.get(i + 2).and_then(|b| hex(*b)),
@@ -627,7 +627,7 @@ fn percent_decoded_path(s: &str) -> Option<String> {
             out.push((h * 16 + l) as u8);
             i += 3;
         } else {
-            out.push(bytes[i]);
+            out.push(c);
             i += 1;
         }
     }

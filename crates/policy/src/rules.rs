@@ -253,7 +253,7 @@ impl CommandPattern {
         if tokens.is_empty() {
             return Err("the command pattern is empty".into());
         }
-        if tokens[0] == PatternWord::Any {
+        if tokens.first() == Some(&PatternWord::Any) {
             return Err(
                 "a command pattern starts with the program (`Bash(*)` alone means every command)"
                     .into(),
@@ -336,10 +336,20 @@ fn match_tokens(tokens: &[PatternWord], words: &[(&str, bool)], d: Dynamics) -> 
                 // Trailing `*`: zero or more words; dynamic ones only where allowed.
                 return d == Dynamics::Possibly || words.iter().all(|(_, dynamic)| !dynamic);
             }
-            (1..=words.len()).any(|n| {
-                let covered_ok = d == Dynamics::Possibly || words[..n].iter().all(|(_, dy)| !dy);
-                covered_ok && match_tokens(rest, &words[n..], d)
-            })
+            // `*` covers one word, then two, and so on: each covered word
+            // dynamic only where allowed, the rest matching the rest.
+            let mut after = words;
+            while let Some(((_, dynamic), more)) = after.split_first() {
+                if *dynamic && d != Dynamics::Possibly {
+                    // Neither this run nor any longer one is covered.
+                    return false;
+                }
+                after = more;
+                if match_tokens(rest, after, d) {
+                    return true;
+                }
+            }
+            false
         }
         PatternWord::Literal(lit) => match words.split_first() {
             Some(((w, dynamic), more)) => {
@@ -373,14 +383,20 @@ fn match_tokens(tokens: &[PatternWord], words: &[(&str, bool)], d: Dynamics) -> 
 /// Matches a word against a glob whose `*` are stored as NUL.
 fn glob_word(glob: &str, word: &str) -> bool {
     let parts: Vec<&str> = glob.split('\u{0}').collect();
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !word.starts_with(first) || word.len() < first.len() + last.len() || !word.ends_with(last) {
+    let [first, mids @ .., last] = parts.as_slice() else {
+        // No `*` (a glob always has one): the word itself.
+        return glob == word;
+    };
+    // `first` and `last` without overlapping, the `mids` in order between.
+    let Some(mut rest) = word
+        .strip_prefix(first)
+        .and_then(|after| after.strip_suffix(last))
+    else {
         return false;
-    }
-    let mut rest = &word[first.len()..word.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(at) => rest = &rest[at + mid.len()..],
+    };
+    for mid in mids {
+        match rest.split_once(mid) {
+            Some((_, after)) => rest = after,
             None => return false,
         }
     }
@@ -448,12 +464,11 @@ impl PathPattern {
             Anchor::Home => home.split('/').filter(|c| !c.is_empty()).collect(),
             Anchor::Cwd => cwd.split('/').filter(|c| !c.is_empty()).collect(),
             Anchor::AnyDepth => {
-                return (0..=path.len()).any(|start| match_components(&pat, &path[start..], true));
+                return suffixes(&path).any(|below| match_components(&pat, below, true));
             }
         };
-        path.len() >= base.len()
-            && path[..base.len()] == base[..]
-            && match_components(&pat, &path[base.len()..], true)
+        path.strip_prefix(base.as_slice())
+            .is_some_and(|below| match_components(&pat, below, true))
     }
 }
 
@@ -462,9 +477,7 @@ impl PathPattern {
 fn match_components(pat: &[&str], path: &[&str], below_ok: bool) -> bool {
     match pat.split_first() {
         None => path.is_empty() || below_ok,
-        Some((&"**", rest)) => {
-            (0..=path.len()).any(|n| match_components(rest, &path[n..], below_ok))
-        }
+        Some((&"**", rest)) => suffixes(path).any(|below| match_components(rest, below, below_ok)),
         Some((p, rest)) => match path.split_first() {
             Some((c, more)) => {
                 glob_component(p, c) && match_components(rest, more, below_ok && !p.contains('*'))
@@ -485,12 +498,20 @@ pub fn glob_component(pattern: &str, name: &str) -> bool {
     fn go(p: &[char], n: &[char]) -> bool {
         match p.split_first() {
             None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len()).any(|k| go(rest, &n[k..])),
-            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+            Some(('*', rest)) => suffixes(n).any(|m| go(rest, m)),
+            Some(('?', rest)) => n.split_first().is_some_and(|(_, more)| go(rest, more)),
+            Some((c, rest)) => n
+                .split_first()
+                .is_some_and(|(x, more)| x == c && go(rest, more)),
         }
     }
     go(&p, &n)
+}
+
+/// `s`, then `s` without its first element, and so on down to the empty
+/// slice: `s[k..]` for every `k` from 0 to `s.len()`.
+fn suffixes<T>(s: &[T]) -> impl Iterator<Item = &[T]> {
+    std::iter::successors(Some(s), |s| s.split_first().map(|(_, rest)| rest))
 }
 
 // ----- domains ------------------------------------------------------------------------------
@@ -517,14 +538,15 @@ impl DomainPattern {
         let labels: Vec<&str> = host.split('.').collect();
         // A `*` label matches one label; a leading `*.` matches one or more.
         let label_eq = |p: &String, l: &&str| p == "*" || p == l;
-        match self.labels.first().map(String::as_str) {
-            Some("*") if self.labels.len() == 1 => true,
-            Some("*") => {
-                let tail = &self.labels[1..];
+        match self.labels.as_slice() {
+            [only] if only == "*" => true,
+            [star, tail @ ..] if star == "*" => {
+                // The last `tail.len()` labels match the tail, after at least one.
                 labels.len() > tail.len()
-                    && labels[labels.len() - tail.len()..]
+                    && labels
                         .iter()
-                        .zip(tail)
+                        .rev()
+                        .zip(tail.iter().rev())
                         .all(|(l, p)| label_eq(p, l))
             }
             _ => {

@@ -321,8 +321,15 @@ impl ToolAliases {
         Self::from_static(DEERFLOW_ALIASES)
     }
 
-    fn from_static(pairs: &[(&str, &str)]) -> Self {
-        Self::new(pairs.iter().copied()).expect("built-in alias tables are valid")
+    /// A built-in table, taken as written: a unit test checks that each one
+    /// passes [`ToolAliases::new`] and builds the same table.
+    fn from_static(pairs: &[(&'static str, &'static str)]) -> Self {
+        ToolAliases {
+            pairs: pairs
+                .iter()
+                .map(|&(portable, target)| (portable, target.to_string()))
+                .collect(),
+        }
     }
 
     /// The host name for an exact portable spelling, if the table maps it.
@@ -774,6 +781,16 @@ fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_alias_tables_are_valid() {
+        for (table, built) in [
+            (CLAUDE_CODE_ALIASES, ToolAliases::claude_code()),
+            (DEERFLOW_ALIASES, ToolAliases::deerflow()),
+        ] {
+            assert_eq!(ToolAliases::new(table.iter().copied()), Ok(built));
+        }
+    }
 
     fn scalar(text: &str) -> AllowedToolsSource {
         AllowedToolsSource::Scalar(text.into())

@@ -3,6 +3,14 @@
 //! subcommand, whatever global option comes first and however its value is
 //! spelled (`git --attr-source HEAD push --force` runs `push`).
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use portcullis_policy::{
     Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
 };

@@ -3,6 +3,14 @@
 //! DIR/basename(SRC), `tar -C` moves every operand after it, and curl, rsync
 //! and git read or write files named inside option values.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use portcullis_policy::{
     Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
 };
@@ -149,6 +157,8 @@ fn ordinary_copies_archives_and_downloads_stay_allowed() {
         "git clone https://example.com/r.git vendor/r",
         "git hash-object src/a.c",
         "wget -qO out.html https://example.com/",
+        "curl -w '%{http_code}' -s -o /dev/null https://example.com",
+        "curl -d user@example.com https://example.com/signup",
         "wget -e robots=off -e tries=3 -qO page.html https://example.com/docs/",
     ] {
         assert_eq!(verdict(command), Verdict::Allow, "{command}");

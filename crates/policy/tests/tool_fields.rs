@@ -4,6 +4,14 @@
 //! aside with a reason — a new field fails this test until it is placed.
 //! Then the fields that name files are judged, through each agent's table.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use portcullis_policy::tables::table_for;
 use portcullis_policy::tool_fields::{Field, fields_for};
 use portcullis_policy::{

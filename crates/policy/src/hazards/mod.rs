@@ -371,8 +371,8 @@ impl Scan {
         };
         let mut i = first;
         let mut value_next = false;
-        while i < scan.words.len() {
-            let w = scan.words[i].as_deref();
+        while let Some(w) = scan.words.get(i) {
+            let w = w.as_deref();
             if value_next {
                 value_next = false;
             } else if w == Some("--") {
@@ -384,10 +384,12 @@ impl Scan {
             } else {
                 if scan.pos.is_empty()
                     && prog.finder == Finder::Positional
-                    && i > 0
-                    && scan.words[i - 1].as_deref().is_some_and(|p| {
-                        p.starts_with('-') && !p.contains('=') && !prog.valued.contains(&p)
-                    })
+                    && i.checked_sub(1)
+                        .and_then(|before| scan.words.get(before))
+                        .and_then(Option::as_deref)
+                        .is_some_and(|p| {
+                            p.starts_with('-') && !p.contains('=') && !prog.valued.contains(&p)
+                        })
                 {
                     scan.starts.push(1);
                 }
