@@ -83,10 +83,10 @@ const OPTIONS: &[Opt] = &[
     v('d', "data", "at-file"),
     l("data-binary", "at-file"),
     l("data-ascii", "at-file"),
-    l("data-urlencode", "at-file"),
+    l("data-urlencode", "urlencode"),
     l("json", "at-file"),
     l("url-query", "at-file"),
-    l("variable", "at-file"),
+    l("variable", "variable"),
     v('w', "write-out", "at-file"),
     v('F', "form", "form"),
     l("form-string", "other"),
@@ -226,7 +226,7 @@ fn role(id: &str) -> Value {
         "writes" => Value::Writes,
         "reads-writes" => Value::ReadsWrites,
         "reads" => Value::Reads,
-        "at-file" => Value::AtFile,
+        "at-file" | "variable" | "urlencode" => Value::AtFile,
         "form" => Value::Form,
         "cookie" => Value::Cookie,
         "config" => Value::Config,
@@ -285,7 +285,7 @@ pub(in crate::knowledge) fn curl(args: &[Word], f: &mut Findings) {
                         .split_once('@')
                         .filter(|(name, _)| {
                             !name.contains(['=', ' ', '/'])
-                                && matches!(o.id, "at-file")
+                                && matches!(o.id, "urlencode" | "variable")
                                 && !name.is_empty()
                         })
                         .map(|(_, file)| file)
@@ -293,7 +293,9 @@ pub(in crate::knowledge) fn curl(args: &[Word], f: &mut Findings) {
                 if let Some(p) = file.filter(|p| *p != "-") {
                     f.read_path(p, dynamic);
                 }
-                if value.starts_with('%') || value.contains("{{") {
+                if (o.id == "variable" && value.starts_with('%'))
+                    || (expands(o.at) && value.contains("{{"))
+                {
                     // `--variable %NAME` reads the environment; `{{…}}` expands.
                     f.opaque(
                         OpaqueReason::DynamicCode,
