@@ -463,3 +463,43 @@ fn one_scenario_one_verdict_through_every_door() {
     let verify = sc.sb.cli(&["audit", "verify"]);
     assert!(verify.status.success(), "{verify:?}");
 }
+
+/// A hook payload that names no session is still the engine's decision, and
+/// audited: the row names no session, and no request is raised (nobody could
+/// be said to have asked). Before, such a decision left no trace.
+#[test]
+fn a_hook_without_a_session_is_audited() {
+    let sb = Sandbox::new("hooks-contract-no-session");
+    let allowed = payload::pi(
+        None,
+        &sb.repo,
+        "bash",
+        json!({"command": "git status"}),
+        false,
+    );
+    let asked = payload::pi(
+        None,
+        &sb.repo,
+        "bash",
+        json!({"command": "curl https://example.com/x -o /tmp/x"}),
+        false,
+    );
+    let first = sb.hook("pi", None, &allowed.to_string());
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let second = sb.hook("pi", None, &asked.to_string());
+    assert!(
+        second
+            .stdout
+            .contains("no session: no request could be raised"),
+        "{second:?}"
+    );
+    let rows = sb.audited_decisions();
+    assert_eq!(rows.len(), 2, "{rows:#?}");
+    for row in &rows {
+        assert!(row["event"]["session"].is_null(), "{row:#?}");
+        assert_eq!(row["event"]["tool"], "bash", "{row:#?}");
+    }
+    assert_eq!(rows[0]["event"]["verdict"], "allow", "{rows:#?}");
+    assert_ne!(rows[1]["event"]["verdict"], "allow", "{rows:#?}");
+    assert!(sb.pending_requests().is_empty());
+}

@@ -218,3 +218,36 @@ fn one_grant_over_http_and_stdio_and_no_conflicting_sessions() {
     let (status, _, body) = s.request("POST", "/s/S/mcp/nope", &[], Some("{}"));
     assert_eq!(status, 404, "{body}");
 }
+
+/// MCP over HTTP is decided by the daemon's decision thread under the
+/// configuration as it is now, like `/v1/decide`: a deny rule added while
+/// the server runs applies to the next call (after the policy cache's 2 s).
+#[test]
+fn a_configuration_change_applies_to_mcp_over_http() {
+    let s = Served::start_with(|base| {
+        format!(
+            "[[mcp.servers]]\nname = \"fs\"\ncommand = [{:?}, {:?}]\ntrusted = true\nallow = [\"mcp__fs__read_text_file\"]\n",
+            server_bin().display().to_string(),
+            base.join("work").display().to_string(),
+        )
+    });
+    let reg = s.cli_json(&["sessions", "register", "--id", "S", "--json"]);
+    let token = reg["token"].as_str().unwrap().to_string();
+    let inside = s.work.join("docs.txt");
+    std::fs::write(&inside, "inside\n").unwrap();
+    let mut c = Client::start(&s, "S", &token);
+    let r = read(&mut c, &inside);
+    assert_ne!(r["isError"], true, "{r}");
+
+    let config = std::fs::canonicalize(s.root.path())
+        .unwrap()
+        .join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[permissions]\ndeny = [\"mcp__fs__read_text_file\"]\n");
+    std::fs::write(&config, text).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+
+    let r = read(&mut c, &inside);
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(r["_meta"]["portcullis"]["decision"], "deny", "{r}");
+}

@@ -460,7 +460,12 @@ impl Drop for EventSlot {
 /// deleted or replaced, a failed `quick_check`).
 pub(crate) async fn healthz(state: Shared) -> Response {
     let version = env!("CARGO_PKG_VERSION");
-    match state.health.why_not_ready() {
+    // One `stat` of the database file: file work, off the async runtime.
+    let health = Arc::clone(&state.health);
+    let why = tokio::task::spawn_blocking(move || health.why_not_ready())
+        .await
+        .unwrap_or_else(|e| Some(format!("the health check failed: {e}")));
+    match why {
         None => Json(json!({"status": "ok", "version": version})).into_response(),
         Some(why) => (
             StatusCode::SERVICE_UNAVAILABLE,
