@@ -126,7 +126,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             servers: policy.mcp_servers.clone(),
             cwd: here.to_string_lossy().into_owned(),
         };
-        let (state, created) = portcullis_server::state(portcullis_server::Options {
+        let opts = portcullis_server::Options {
             addr: bound,
             data_dir: data_dir.clone(),
             policy: Box::new(Layers {
@@ -136,7 +136,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             env,
             mcp,
             limits: args.limits(),
-        })?;
+        };
+        // Opening and checking the store is file work: off the async runtime.
+        let (state, created) =
+            tokio::task::spawn_blocking(move || portcullis_server::state(opts)).await??;
         let base = state.hosts.base_url();
         println!(
             "portcullis is serving on {base} (data: {})",
