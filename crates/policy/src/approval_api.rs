@@ -29,6 +29,7 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         // Every run of digits that is the port as a client reads it: leading
         // zeros do not change a port (`:07878`, `nc host 007878`).
         for at in port_runs(s, port) {
+            // `at` starts a run of ASCII digits: a char boundary.
             let before = s[..at].chars().next_back();
             if before == Some(':') || s[..at].ends_with('/') && s[..at].contains("/dev/tcp/") {
                 return Some(format!(

@@ -294,12 +294,10 @@ struct ToolToml {
     destructive: bool,
 }
 
+/// The line of byte `offset` (which may come from a parser's error span: no
+/// need for it to be on a char boundary, or inside `text`).
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
+    text.bytes().take(offset).filter(|b| *b == b'\n').count() + 1
 }
 
 impl Layer {
@@ -675,6 +673,16 @@ fn globs_overlap(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_of_takes_any_offset() {
+        let text = "a\né\nb";
+        assert_eq!(line_of(text, 0), 1);
+        assert_eq!(line_of(text, 2), 2);
+        // Inside `é`, and past the end: no panic.
+        assert_eq!(line_of(text, 3), 2);
+        assert_eq!(line_of(text, 99), 3);
+    }
 
     #[test]
     fn secret_shapes_match_names_prefixes_and_everything() {

@@ -89,7 +89,11 @@ pub struct LexicalFacts {
 
 impl LexicalFacts {
     fn under(path: &str, dir: &str) -> bool {
-        path == dir || (path.starts_with(dir) && path[dir.len()..].starts_with('/')) || dir == "/"
+        path == dir
+            || path
+                .strip_prefix(dir)
+                .is_some_and(|below| below.starts_with('/'))
+            || dir == "/"
     }
 
     /// Absolute, `~` expanded, `.` and `..` removed lexically.

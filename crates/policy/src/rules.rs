@@ -69,20 +69,20 @@ impl Rule {
         if t.is_empty() {
             return Err(err("the rule is empty".into()));
         }
-        let (tool, spec) = match t.find('(') {
+        let (tool, spec) = match t.split_once('(') {
             None => {
                 if t.contains(')') {
                     return Err(err("a `)` without its `(`".into()));
                 }
                 (t, None)
             }
-            Some(open) => {
-                if !t.ends_with(')') {
+            Some((tool, rest)) => {
+                let Some(spec) = rest.strip_suffix(')') else {
                     return Err(err(
                         "the specifier must end with `)`: write `Tool(specifier)`".into(),
                     ));
-                }
-                (&t[..open], Some(&t[open + 1..t.len() - 1]))
+                };
+                (tool, Some(spec))
             }
         };
         if tool.is_empty()

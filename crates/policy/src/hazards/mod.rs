@@ -504,13 +504,13 @@ impl Scan {
                 continue;
             }
             // `-XDELETE`, `-sXDELETE`, `-sX DELETE`.
-            let at = w
+            let split = w
                 .strip_prefix('-')
                 .filter(|r| !r.starts_with('-'))
-                .and_then(|r| r.find(letter));
-            let Some(at) = at else { continue };
-            let before = &w[1..1 + at];
-            let rest = &w[2 + at..];
+                .and_then(|r| r.split_once(letter));
+            let Some((before, rest)) = split else {
+                continue;
+            };
             if !before.chars().all(|c| c.is_ascii_alphabetic()) {
                 continue;
             }
