@@ -127,10 +127,10 @@ pub fn sessions(cmd: &SessionsCmd) -> Result<ExitCode> {
                     .map(|s| {
                         format!(
                             "{}\t{}\t{}\tparent={}\t{}\n",
-                            s.id,
+                            printable(&s.id),
                             s.kind.as_str(),
-                            s.agent.clone().unwrap_or_default(),
-                            s.parent.clone().unwrap_or_else(|| "-".into()),
+                            printable(s.agent.as_deref().unwrap_or_default()),
+                            printable(s.parent.as_deref().unwrap_or("-")),
                             if s.revoked_at.is_some() {
                                 "revoked"
                             } else {
@@ -268,7 +268,7 @@ pub fn grants(cmd: &GrantsCmd) -> Result<ExitCode> {
                             g.id,
                             g.scope.as_str(),
                             g.op.as_str(),
-                            g.target
+                            printable(&g.target.to_string())
                         )
                     })
                     .collect()
@@ -325,11 +325,11 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                         format!(
                             "#{}\t{}\t{}\t{}\t×{}\t{}\n",
                             r.id,
-                            r.session,
+                            printable(&r.session),
                             r.op.as_str(),
-                            r.target,
+                            printable(&r.target.to_string()),
                             r.count,
-                            r.reason
+                            printable(&r.reason)
                         )
                     })
                     .collect()
@@ -387,6 +387,21 @@ pub enum AuditCmd {
     },
 }
 
+/// Text an agent may have chosen, safe to print in a line of columns: control
+/// characters (a tab, a newline that would forge a row, terminal escapes)
+/// written as Rust escapes (`\t`, `\n`, `\u{1b}`).
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
     match cmd {
         AuditCmd::Tail { n, store } => {
@@ -397,10 +412,10 @@ pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
                         format!(
                             "{}\t{}\t{}\t{}\t{}\n",
                             r.id,
-                            r.event.kind,
-                            r.event.session.clone().unwrap_or_default(),
-                            r.event.tool.clone().unwrap_or_default(),
-                            r.event.verdict.clone().unwrap_or_default()
+                            printable(&r.event.kind),
+                            printable(r.event.session.as_deref().unwrap_or_default()),
+                            printable(r.event.tool.as_deref().unwrap_or_default()),
+                            printable(r.event.verdict.as_deref().unwrap_or_default())
                         )
                     })
                     .collect()

@@ -30,4 +30,4 @@ pub use effects::Effect;
 pub use error::{ConfigError, RuleError};
 pub use facts::{LexicalFacts, PathFact, PathFacts, Zone};
 pub use rules::{Rule, RuleList, Target};
-pub use tool::{FsAccess, Manifest, Origin, ToolCall, ToolRef};
+pub use tool::{FsAccess, Manifest, Origin, ToolCall, ToolRef, check_tool_name};

@@ -82,6 +82,31 @@ pub struct Manifest {
     pub destructive: bool,
 }
 
+/// The longest tool name accepted (MCP allows 64 per part; room to spare).
+pub const MAX_TOOL_NAME: usize = 256;
+
+/// Checks a tool name where it enters (a hook payload, `/v1/decide`, `check
+/// --tool`, an MCP server's list): not empty, not longer than
+/// [`MAX_TOOL_NAME`], no control characters — a name with a tab or a
+/// newline would forge lines wherever it is printed. The error names what
+/// is wrong, for the caller to report.
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the tool name is empty".into());
+    }
+    if name.chars().count() > MAX_TOOL_NAME {
+        return Err(format!(
+            "the tool name is longer than {MAX_TOOL_NAME} characters"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "the tool name {name:?} holds the control character {c:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// Which tool is called.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolRef {
