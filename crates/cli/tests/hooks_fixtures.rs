@@ -1124,13 +1124,25 @@ fn gemini_before_tool_allow() {
         0,
         "",
     );
-    // MCP tools are `mcp_<server>_<tool>` (server names have no `_`), with or
-    // without `mcp_context`.
+    // MCP tools are `mcp_<server>_<tool>`; Gemini CLI sends `mcp_context`
+    // naming the server (`extractMcpContext`). Without it the name has two
+    // readings (`github` + `get_issue`, `github_get` + `issue`): each is
+    // judged and the strictest answer kept, so no rule is dodged by a guess.
     fx.hook(
         "gemini",
         &tool("mcp_github_get_issue", json!({"number": 1})),
     )
-    .expect(Some(reply::gemini("allow", MCP_ALLOW)), 0, "");
+    .expect(
+        Some(reply::gemini(
+            "ask",
+            &format!(
+                "portcullis: MCP tool `mcp__github_get__issue`: no rule allows it; {}",
+                ambiguous("get_issue", "get", "issue")
+            ),
+        )),
+        0,
+        "",
+    );
     let mut with_context = tool("mcp_github_get_issue", json!({"number": 1}));
     with_context["mcp_context"] = json!({"server_name": "github", "tool_name": "get_issue"});
     with_context["original_request_name"] = json!("get_issue");
@@ -1166,7 +1178,30 @@ fn gemini_before_tool_ask() {
         "gemini",
         &tool("mcp_github_create_issue", json!({"title": "x"})),
     )
-    .expect(Some(reply::gemini("ask", MCP_ASK)), 0, "");
+    .expect(
+        Some(reply::gemini(
+            "ask",
+            &format!(
+                "portcullis: MCP tool `mcp__github_create__issue`: no rule allows it; {}",
+                ambiguous("create_issue", "create", "issue")
+            ),
+        )),
+        0,
+        "",
+    );
+    let mut with_context = tool("mcp_github_create_issue", json!({"title": "x"}));
+    with_context["mcp_context"] = json!({"server_name": "github", "tool_name": "create_issue"});
+    fx.hook("gemini", &with_context)
+        .expect(Some(reply::gemini("ask", MCP_ASK)), 0, "");
+}
+
+/// The note on a Gemini MCP name without `mcp_context`: `mcp_github_<tool>`
+/// read as `github` + `<tool>` and as `github_<head>` + `<tail>`.
+fn ambiguous(tool: &str, head: &str, tail: &str) -> String {
+    format!(
+        "`mcp_github_{tool}` names no server: judged as each of mcp__github__{tool}, \
+         mcp__github_{head}__{tail} and the strictest answer kept"
+    )
 }
 
 #[test]
@@ -1199,7 +1234,7 @@ fn gemini_before_tool_deny() {
             "gemini",
             &tool("mcp_github_delete_repo", json!({"repo": "r"})),
         ),
-        MCP_DENY,
+        &format!("{MCP_DENY}; {}", ambiguous("delete_repo", "delete", "repo")),
     );
 }
 

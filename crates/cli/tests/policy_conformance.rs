@@ -270,6 +270,24 @@ const DELIBERATE_DIFFERENCES: &[Deliberate] = &[
         why: "protected paths stay protected in full-access (row 239)",
     },
     // ---- codex_cases.jsonl ----
+    // Issue 12 item 5: printing every environment variable prints the secret
+    // ones too; a rule naming `printenv` authorizes the program, not secrets.
+    Deliberate {
+        file: CODEX,
+        line: 212,
+        variant: "ask",
+        peer: "allow (prefix_rule printenv)",
+        ours: Expect::Because(ASK, &["secret-path"]),
+        why: "bare `printenv` prints every environment variable, secret-shaped ones (`*_TOKEN`, `AWS_*` …) included: judged like reading a secret file",
+    },
+    Deliberate {
+        file: CODEX,
+        line: 309,
+        variant: "approve-for-me",
+        peer: "match (legacy default policy)",
+        ours: Expect::Because(ASK, &["secret-path"]),
+        why: "bare `printenv` prints every environment variable, secret-shaped ones included: judged like reading a secret file",
+    },
     Deliberate {
         file: CODEX,
         line: 185,
