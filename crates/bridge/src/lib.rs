@@ -375,6 +375,44 @@ impl<A: Authority> Bridge<A> {
     }
 }
 
+/// What a person approves: every operation the judgement found, with its
+/// canonical target and why it was judged so — never a cut-off dump of the
+/// raw arguments (padding could push a secret's path out of view). Past 40
+/// lines the count of the rest is said, not hidden; control characters in
+/// targets are escaped.
+fn what_it_does(d: &portcullis_policy::Decision) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for j in &d.judgements {
+        let line: String = j
+            .message
+            .chars()
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+        let line = format!("- [{}] {line}", j.verdict.as_str());
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        lines.push("- nothing the analysis could name".into());
+    }
+    const SHOWN: usize = 40;
+    let rest = lines.len().saturating_sub(SHOWN);
+    lines.truncate(SHOWN);
+    if rest > 0 {
+        lines.push(format!(
+            "- … and {rest} more operations: see the request in the UI"
+        ));
+    }
+    lines.join("\n")
+}
+
 /// Whether the agent declared it can show elicitation forms.
 fn client_elicits(context: &RequestContext<RoleServer>) -> bool {
     context
@@ -407,13 +445,13 @@ impl<A: Authority> Bridge<A> {
         ctx: &CallContext,
         request: i64,
         ui_base: &str,
+        judged: &portcullis_policy::Decision,
     ) -> Option<portcullis_engine::Outcome> {
-        let args = serde_json::to_string(&call.input).unwrap_or_default();
-        let args: String = args.chars().take(600).collect();
+        let what = what_it_does(judged);
         let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
             "mode": "form",
             "message": format!(
-                "portcullis: allow `{full}` once?\nArguments: {args}\nPermission request #{request} (also in the portcullis UI: {ui_base}/#request-{request}).",
+                "portcullis: allow `{full}` once?\nIt would:\n{what}\nPermission request #{request} (also in the portcullis UI: {ui_base}/#request-{request}).",
             ),
             "requestedSchema": {
                 "type": "object",
@@ -626,7 +664,15 @@ impl<A: Authority> ServerHandler for Bridge<A> {
             let request = r.id;
             if client_elicits(&context) {
                 if let Some(again) = self
-                    .ask_in_client(&context, &full, &call, &ctx, request, &ui_base)
+                    .ask_in_client(
+                        &context,
+                        &full,
+                        &call,
+                        &ctx,
+                        request,
+                        &ui_base,
+                        &outcome.decision,
+                    )
                     .await
                 {
                     outcome = again;

@@ -478,6 +478,82 @@ async fn an_ask_becomes_the_clients_own_prompt_when_it_can_elicit() {
     }
 }
 
+/// The class "MCP arguments read with real zero trust", through the real
+/// filesystem server: a bare `.env`, its absolute path in approve-for-me, a
+/// `FILE:` URL and a path as an object key are judged as the secret they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_named_any_way_in_the_arguments_is_refused() {
+    let w = World::new(
+        "mode = \"approve-for-me\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\", \"mcp__fs__list_directory\"]\n",
+    );
+    std::fs::write(w.work.join(".env"), "TOKEN=s3cret\n").unwrap();
+    std::fs::write(w.work.join("notes.txt"), "hello\n").unwrap();
+    let c = w
+        .bridge(
+            &["--name", "fs", "--session", "zero-trust", "--trusted"],
+            &[&bin("mcp-server-filesystem"), &w.work],
+        )
+        .await;
+    let env = w.work.join(".env");
+    for args in [
+        json!({"path": ".env"}),
+        json!({"path": env}),
+        json!({"path": format!("FILE://{}", env.display())}),
+        json!({"path": format!("{}\n", env.display())}),
+        json!({"path": "notes.txt", "extra": {env.display().to_string(): true}}),
+    ] {
+        let r = call(&c, "read_text_file", args.clone()).await;
+        assert!(refused(&r), "{args}: {r:?}");
+        assert!(!text(&r).contains("s3cret"), "{args}: the secret came back");
+    }
+    // The workspace's ordinary files are still read.
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"path": w.work.join("notes.txt")}),
+    )
+    .await;
+    assert!(!refused(&r) && text(&r).contains("hello"), "{r:?}");
+    c.cancel().await.unwrap();
+}
+
+/// The class "a person sees what they approve": the prompt names every
+/// operation and canonical target the judgement found, so padding in the
+/// arguments cannot push a secret's path out of view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_names_every_target_whatever_the_padding() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+    let agent = Agent {
+        answer: Some(false),
+        ..Default::default()
+    };
+    let prompts = Arc::clone(&agent.prompts);
+    let c = w
+        .bridge_as(
+            agent,
+            &["--name", "fs", "--session", "padded", "--trusted"],
+            &[&bin("mcp-server-filesystem"), &w.work, &w.outside],
+        )
+        .await;
+    let secret = w.root.join("home/.aws/credentials");
+    let padding = "x".repeat(5000);
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"a_padding": padding, "path": secret, "tail": "\n\tforged"}),
+    )
+    .await;
+    assert!(refused(&r), "{r:?}");
+    let asked = prompts.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].contains(".aws/credentials") && !asked[0].contains(&"x".repeat(100)),
+        "the prompt must name the secret and not the padding: {}",
+        asked[0]
+    );
+    c.cancel().await.unwrap();
+}
+
 /// Both protocol eras on the agent side: a 2026-07-28 client (no handshake,
 /// `_meta` on every request, `server/discover`) gets answers, and nothing
 /// but JSON-RPC lines ever reaches stdout.
