@@ -443,11 +443,11 @@ impl<A: Authority> Bridge<A> {
         full: &str,
         call: &ToolCall,
         ctx: &CallContext,
-        request: i64,
         ui_base: &str,
-        judged: &portcullis_policy::Decision,
+        asked: &portcullis_engine::Outcome,
     ) -> Option<portcullis_engine::Outcome> {
-        let what = what_it_does(judged);
+        let request = asked.request.as_ref()?.id;
+        let what = what_it_does(&asked.decision);
         let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
             "mode": "form",
             "message": format!(
@@ -664,15 +664,7 @@ impl<A: Authority> ServerHandler for Bridge<A> {
             let request = r.id;
             if client_elicits(&context) {
                 if let Some(again) = self
-                    .ask_in_client(
-                        &context,
-                        &full,
-                        &call,
-                        &ctx,
-                        request,
-                        &ui_base,
-                        &outcome.decision,
-                    )
+                    .ask_in_client(&context, &full, &call, &ctx, &ui_base, &outcome)
                     .await
                 {
                     outcome = again;
