@@ -280,11 +280,13 @@ impl<A: Authority> Bridge<A> {
                 },
                 token: h.token,
                 require_token: !h.admin,
+                dry_run: false,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
                 token: None,
                 require_token: false,
+                dry_run: false,
             },
         }
     }
@@ -315,6 +317,20 @@ impl<A: Authority> Bridge<A> {
                 None,
             )
         })?;
+        // A name with a control character (or none, or too long) is not
+        // offered: it would forge lines wherever it is printed.
+        let (tools, refused): (Vec<Tool>, Vec<Tool>) = tools
+            .into_iter()
+            .partition(|t| portcullis_policy::check_tool_name(&t.name).is_ok());
+        for t in &refused {
+            eprintln!(
+                "portcullis mcp-bridge: not offering a tool of {}: {}",
+                self.shared.name,
+                portcullis_policy::check_tool_name(&t.name)
+                    .err()
+                    .unwrap_or_default()
+            );
+        }
         // Every definition checked in one trip to the engine, which audits
         // first uses and withheld changes. Fail closed: a tool whose pin
         // cannot be checked is not offered.

@@ -45,9 +45,15 @@ pub struct CheckArgs {
     #[arg(long, default_value = "grant", requires = "skill_allowed_tools")]
     skill_mode: String,
     /// The session making the call (also `PORTCULLIS_SESSION`): its grants apply,
-    /// the decision is audited, and refusals raise permission requests.
+    /// the decision is audited, and refusals raise permission requests. Without
+    /// the session's `--token` it is a dry run: grants are consulted but no
+    /// once-grant is spent.
     #[arg(long)]
     session: Option<String>,
+    /// The session's token (also `PORTCULLIS_SESSION_TOKEN`), proving the
+    /// caller is that session: only then are its once-grants spent.
+    #[arg(long, requires = "session")]
+    token: Option<String>,
     /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -78,6 +84,8 @@ struct BatchLine {
 /// judges with the session's grants, audits and raises requests.
 struct Engines {
     pure: Engine<FsPaths>,
+    /// The session's token, when the caller proved it.
+    token: Option<String>,
     stateful: std::cell::OnceCell<Engine<FsPaths>>,
     data_dir: Option<PathBuf>,
     skill: Option<portcullis_policy::skills::SkillTools>,
@@ -108,14 +116,18 @@ impl Engines {
     /// stateful engine judges it, else the store-less one.
     fn decide(&self, call: &ToolCall, session: Option<&str>) -> Result<(Decision, Value)> {
         let env_session = std::env::var("PORTCULLIS_SESSION").ok();
+        let proven = self.token.is_some();
         let ctx = CallContext {
             sources: SessionSources {
                 body: session.map(str::to_string),
                 env: env_session,
                 ..Default::default()
             },
-            token: None,
-            require_token: false,
+            token: self.token.clone(),
+            // With a token the session must be proven by it; without one the
+            // call spends nothing of the session's (a dry run).
+            require_token: proven,
+            dry_run: !proven,
         };
         let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
         let engine = if stateful {
@@ -125,7 +137,13 @@ impl Engines {
         };
         match engine.decide(call, &ctx, crate::state::now()) {
             Ok(outcome) if stateful => {
-                let v = serde_json::to_value(&outcome)?;
+                let mut v = serde_json::to_value(&outcome)?;
+                if !proven && let Some(o) = v.as_object_mut() {
+                    o.insert(
+                        "dry_run".into(),
+                        json!("no --token: the session's grants were consulted, none was spent"),
+                    );
+                }
                 Ok((outcome.decision, v))
             }
             Ok(outcome) => {
@@ -191,8 +209,14 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engines> {
     };
     let scopes = Scopes::of(&policy.workspace);
     let facts = FsPaths::new(&scopes, &env);
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("PORTCULLIS_SESSION_TOKEN").ok())
+        .filter(|t| !t.is_empty());
     Ok(Engines {
         pure: Engine::pure(policy, facts).with_skill(skill.clone()),
+        token,
         stateful: std::cell::OnceCell::new(),
         data_dir: args.data_dir.clone(),
         skill,
@@ -227,6 +251,12 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
                 continue;
             }
             let decision = match serde_json::from_str::<BatchLine>(&line) {
+                Ok(req) if portcullis_policy::check_tool_name(&req.tool).is_err() => {
+                    let why = portcullis_policy::check_tool_name(&req.tool)
+                        .err()
+                        .unwrap_or_default();
+                    refusal("bad-tool-name", format!("line {}: {why}", n + 1))
+                }
                 Ok(req) => {
                     let call = ToolCall {
                         tool: ToolRef {
@@ -265,9 +295,14 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
+    let tool = args.tool.clone().unwrap_or_default();
+    if let Err(why) = portcullis_policy::check_tool_name(&tool) {
+        eprintln!("portcullis: --tool is refused: {why}");
+        return Ok(ExitCode::from(1));
+    }
     let call = ToolCall {
         tool: ToolRef {
-            name: args.tool.clone().unwrap_or_default(),
+            name: tool,
             origin: args.origin.unwrap_or_default(),
             server: args.server.clone(),
             manifest: None,

@@ -178,6 +178,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         },
         token: None,
         require_token: false,
+        dry_run: false,
     };
     let now = crate::state::now();
     let outcome = engine.decide(&call, &ctx, now)?;

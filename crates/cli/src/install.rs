@@ -1306,7 +1306,22 @@ fn check_hook(agent: Agent, command: &str, dir: &Path) -> HookCheck {
         c.arg("-c").arg(command);
         c
     };
-    match run_with_timeout(cmd.current_dir(dir), &payload, Duration::from_secs(30)) {
+    // The probe is not an agent's call: it must leave no row in the user's
+    // store, so the hook gets a throwaway data directory (its own store
+    // health is `doctor`'s store check).
+    let probe_store = std::env::temp_dir().join(format!(
+        "portcullis-doctor-{}-{}",
+        std::process::id(),
+        agent.as_str()
+    ));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&probe_store);
+    }
+    cmd.env("PORTCULLIS_DATA_DIR", &probe_store);
+    let ran = run_with_timeout(cmd.current_dir(dir), &payload, Duration::from_secs(30));
+    let _ = std::fs::remove_dir_all(&probe_store);
+    match ran {
         Err(e) => h.problem = Some(format!("could not run it: {e:#}")),
         Ok((code, stdout, stderr)) => match read_reply(agent, code, &stdout, &stderr) {
             Ok((verdict, reason)) => {

@@ -217,7 +217,8 @@ fn request_approve_retry_audit_round_trip() {
 #[test]
 fn grants_from_the_command_line() {
     let h = Home::new("grants");
-    h.json(&["sessions", "register", "--id", "S", "--json"]);
+    let registered = h.json(&["sessions", "register", "--id", "S", "--json"]);
+    let token = registered["token"].as_str().expect("a token").to_string();
     let once = h.json(&[
         "grants",
         "add",
@@ -233,8 +234,8 @@ fn grants_from_the_command_line() {
     ]);
     assert_eq!(once["scope"], "once");
     let input = read_input(&h.outside());
-    let check = |h: &Home| {
-        h.json(&[
+    let check = |h: &Home, token: Option<&str>| {
+        let mut args = vec![
             "check",
             "--session",
             "S",
@@ -244,11 +245,29 @@ fn grants_from_the_command_line() {
             "Read",
             "--input",
             &input,
-        ])["decision"]
-            .clone()
+        ];
+        if let Some(t) = token {
+            args.extend(["--token", t]);
+        }
+        h.json(&args)
     };
-    assert_eq!(check(&h), "allow");
-    assert_eq!(check(&h), "ask", "once means once");
+    // Without the session's token: a dry run that spends nothing and says so.
+    for _ in 0..3 {
+        let dry = check(&h, None);
+        assert_eq!(dry["decision"], "allow", "{dry}");
+        assert!(dry["dry_run"].is_string(), "{dry}");
+    }
+    let wrong = check(&h, Some("not-the-token"));
+    assert_ne!(
+        wrong["decision"], "allow",
+        "a wrong token proves nothing: {wrong}"
+    );
+    assert_eq!(check(&h, Some(&token))["decision"], "allow");
+    assert_eq!(
+        check(&h, Some(&token))["decision"],
+        "ask",
+        "once means once"
+    );
     // A device grant for a write is refused with a message.
     let out = h.run(&[
         "grants",

@@ -40,33 +40,10 @@ pub(crate) fn cover(
     store: &Store,
     now: i64,
 ) -> Result<Option<Vec<i64>>, EngineError> {
-    let refused: Vec<_> = d
-        .judgements
-        .iter()
-        .filter(|j| j.verdict != Verdict::Allow && j.code != "unattended")
-        .collect();
-    let mut covers: Vec<Cover> = Vec::new();
-    for j in refused {
-        if !COVERABLE.contains(&j.code.as_str()) {
-            return Ok(None);
-        }
-        let Some(effect) = j.effect.and_then(|i| d.effects.get(i)) else {
-            return Ok(None);
-        };
-        match find_grant(effect, d, grants, call, facts) {
-            Some(c) => covers.push(c),
-            None => return Ok(None),
-        }
-    }
-    // Each grant once, even if it covered several effects; the once-grants are
-    // consumed together or not at all (a grant another caller just used fails
-    // the whole cover, and spends none of the others).
-    let mut used: Vec<i64> = Vec::new();
-    for c in &covers {
-        if !used.contains(&c.grant) {
-            used.push(c.grant);
-        }
-    }
+    let Some(covers) = grants_covering(d, grants, call, facts) else {
+        return Ok(None);
+    };
+    let used = distinct_grants(&covers);
     let once: Vec<i64> = covers
         .iter()
         .filter(|c| c.once)
@@ -78,6 +55,53 @@ pub(crate) fn cover(
         return Ok(None);
     }
     Ok(Some(used))
+}
+
+/// The grants that would cover every refused effect, consuming nothing (a
+/// dry run: the caller did not prove the session).
+pub(crate) fn covered_without_consuming(
+    d: &Decision,
+    grants: &[Grant],
+    call: &ToolCall,
+    facts: &dyn PathFacts,
+) -> Option<Vec<i64>> {
+    grants_covering(d, grants, call, facts).map(|c| distinct_grants(&c))
+}
+
+/// Each grant once, in the order first used.
+fn distinct_grants(covers: &[Cover]) -> Vec<i64> {
+    let mut used: Vec<i64> = Vec::new();
+    for c in covers {
+        if !used.contains(&c.grant) {
+            used.push(c.grant);
+        }
+    }
+    used
+}
+
+/// A grant for every refused effect of the decision, or `None`.
+fn grants_covering(
+    d: &Decision,
+    grants: &[Grant],
+    call: &ToolCall,
+    facts: &dyn PathFacts,
+) -> Option<Vec<Cover>> {
+    let refused: Vec<_> = d
+        .judgements
+        .iter()
+        .filter(|j| j.verdict != Verdict::Allow && j.code != "unattended")
+        .collect();
+    let mut covers: Vec<Cover> = Vec::new();
+    for j in refused {
+        if !COVERABLE.contains(&j.code.as_str()) {
+            return None;
+        }
+        let effect = j.effect.and_then(|i| d.effects.get(i))?;
+        covers.push(find_grant(effect, d, grants, call, facts)?);
+    }
+    // The once-grants are consumed together or not at all (a grant another
+    // caller just used fails the whole cover, and spends none of the others).
+    Some(covers)
 }
 
 fn op_of(effect: &Effect) -> Option<(Op, &str, bool)> {
@@ -262,9 +286,18 @@ pub(crate) fn request_for(
         _ => return Ok(None),
     };
     // Unattended principals never get more than reads approved: a background
-    // agent cannot ask for a wider scope than the person who started it.
+    // agent cannot ask for a wider scope than the person who started it —
+    // nor through a child it registers (a child's eligibility is within its
+    // ancestors'), so the whole chain counts.
     let kind = store.session(session)?.map(|s| s.kind);
-    if matches!(kind, Some(AgentKind::Background | AgentKind::Scheduled)) && op != Op::Read {
+    let unattended =
+        |k: Option<AgentKind>| matches!(k, Some(AgentKind::Background | AgentKind::Scheduled));
+    let chain_unattended = unattended(kind)
+        || store
+            .ancestors(session)?
+            .iter()
+            .any(|a| unattended(Some(a.kind)));
+    if chain_unattended && op != Op::Read {
         return Ok(None);
     }
     let suggested = if op == Op::Read {

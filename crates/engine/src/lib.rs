@@ -54,6 +54,11 @@ pub struct CallContext {
     pub token: Option<String>,
     /// Whether the caller must prove the session with its token (HTTP).
     pub require_token: bool,
+    /// Judge with the session's grants but spend none of them: no `once`
+    /// grant is consumed (a front door whose caller did not prove the
+    /// session, like `check --session` without `--token`). The audit row
+    /// says so.
+    pub dry_run: bool,
 }
 
 /// The state of the session a call resolved to.
@@ -275,7 +280,12 @@ impl<F: PathFacts> Engine<F> {
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let active =
                 store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
-            if let Some(used) = grants::cover(&decision, &active, call, facts, store, now)? {
+            let covered = if ctx.dry_run {
+                grants::covered_without_consuming(&decision, &active, call, facts)
+            } else {
+                grants::cover(&decision, &active, call, facts, store, now)?
+            };
+            if let Some(used) = covered {
                 grants_used = used;
                 let reasons: Vec<Reason> = grants_used
                     .iter()
@@ -302,16 +312,27 @@ impl<F: PathFacts> Engine<F> {
         } else {
             None
         };
-        let audit = store.append_audit(
-            &audit_event(
-                &decision,
-                call,
-                session_id.as_deref(),
-                &grants_used,
-                request.as_ref(),
-            ),
-            now,
-        )?;
+        let mut event = audit_event(
+            &decision,
+            call,
+            session_id.as_deref(),
+            &grants_used,
+            request.as_ref(),
+        );
+        if let Some(detail) = event.detail.as_object_mut() {
+            // Whether the caller proved the session (its token), and whether
+            // the decision changed nothing.
+            if session_id.is_some() {
+                detail.insert(
+                    "proven".into(),
+                    serde_json::Value::Bool(ctx.require_token && status == SessionStatus::Active),
+                );
+            }
+            if ctx.dry_run {
+                detail.insert("dry_run".into(), serde_json::Value::Bool(true));
+            }
+        }
+        let audit = store.append_audit(&event, now)?;
         Ok(Outcome {
             decision,
             session: session_id,

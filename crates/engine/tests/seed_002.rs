@@ -399,6 +399,7 @@ fn stale_and_forged_session_ids_get_no_grants() {
         },
         token: token.map(Into::into),
         require_token: true,
+        dry_run: false,
     };
     let o = w.read_tool(&file, &http(Some("not-the-token")));
     assert_eq!(o.session_status, SessionStatus::Unauthenticated);
@@ -480,6 +481,34 @@ fn a_background_agent_cannot_ask_for_more_than_its_parent() {
         .bash(&format!("echo x > {}", w.p("outside/new.txt")), &body("M"))
         .unwrap();
     assert!(parent.request.is_some());
+}
+
+/// A background agent cannot widen what it may ask for by registering a
+/// child: a child's eligibility is within its ancestors'.
+#[test]
+fn a_child_of_a_background_agent_cannot_ask_for_writes() {
+    let w = World::new("mode = \"ask\"");
+    w.session("M", None, AgentKind::Main);
+    w.session("B", Some("M"), AgentKind::Background);
+    w.session("B.child", Some("B"), AgentKind::Subagent);
+    let write = w
+        .bash(
+            &format!("echo x > {}", w.p("outside/new.txt")),
+            &body("B.child"),
+        )
+        .unwrap();
+    assert_ne!(write.decision.decision, Verdict::Allow);
+    assert!(
+        write.request.is_none(),
+        "the child of a background agent raised a write request"
+    );
+    let read = w
+        .bash(
+            &format!("cat {}", w.p("outside/secret.txt")),
+            &body("B.child"),
+        )
+        .unwrap();
+    assert!(read.request.is_some(), "reads may still be asked for");
 }
 
 #[test]

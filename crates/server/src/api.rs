@@ -111,6 +111,8 @@ async fn run_decide(
     body: DecideBody,
 ) -> AppResult<Response> {
     let started = Instant::now();
+    portcullis_policy::check_tool_name(&body.tool)
+        .map_err(|why| ApiError::bad_request("bad-tool-name", why))?;
     if !body.cwd.starts_with('/') {
         return Err(ApiError::bad_request(
             "bad-cwd",
@@ -138,6 +140,7 @@ async fn run_decide(
         },
         token: bearer.map(str::to_string),
         require_token: !admin,
+        dry_run: false,
     };
     let call = ToolCall {
         tool: ToolRef {
