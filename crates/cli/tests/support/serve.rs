@@ -20,6 +20,8 @@ pub struct Served {
     pub work: PathBuf,
     /// A readable file outside the workspace.
     pub outside: PathBuf,
+    /// The tokens of the sessions registered with [`Served::register`].
+    pub session_tokens: std::cell::RefCell<std::collections::HashMap<String, String>>,
 }
 
 impl Drop for Served {
@@ -116,6 +118,7 @@ impl Served {
             root,
             work,
             outside,
+            session_tokens: Default::default(),
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while served.request("GET", "/healthz", &[], None).0 != 200 {
@@ -169,7 +172,7 @@ impl Served {
     /// `portcullis sessions register --id ID --agent claude-code`.
     pub fn register(&self, id: &str) {
         let cwd = self.work.display().to_string();
-        self.cli_json(&[
+        let registered = self.cli_json(&[
             "sessions",
             "register",
             "--id",
@@ -180,12 +183,20 @@ impl Served {
             &cwd,
             "--json",
         ]);
+        if let Some(token) = registered["token"].as_str() {
+            self.session_tokens
+                .borrow_mut()
+                .insert(id.to_string(), token.to_string());
+        }
     }
 
     /// `portcullis check --session ID` of a Read outside the workspace.
+    /// With the session's token when it was registered here: its
+    /// once-grants are spent, as an agent proving its session would.
     pub fn check_outside_read(&self, session: &str) -> Value {
         let input = serde_json::json!({"file_path": self.outside}).to_string();
-        self.cli_json(&[
+        let token = self.session_tokens.borrow().get(session).cloned();
+        let mut args = vec![
             "check",
             "--session",
             session,
@@ -195,7 +206,11 @@ impl Served {
             "core",
             "--input",
             &input,
-        ])
+        ];
+        if let Some(t) = token.as_deref() {
+            args.extend(["--token", t]);
+        }
+        self.cli_json(&args)
     }
 
     /// One HTTP/1.1 request; answers status, headers (lowercase names) and body.
