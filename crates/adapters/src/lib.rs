@@ -43,6 +43,19 @@ impl Agent {
         }
     }
 
+    /// The agent's tool table: which of its tools is a shell, which field a
+    /// path. Every agent has one (an exhaustive match, no lookup by name).
+    pub fn tool_table(self) -> portcullis_policy::tables::ToolTable {
+        use portcullis_policy::tables;
+        match self {
+            Agent::ClaudeCode => tables::claude_code_table(),
+            Agent::Codex => tables::codex_table(),
+            Agent::Cursor => tables::cursor_table(),
+            Agent::Gemini => tables::gemini_table(),
+            Agent::Pi => tables::pi_table(),
+        }
+    }
+
     /// How long the agent waits for its hook before it gives up on it: the
     /// timeout `portcullis install` writes into the agent's hook entry (Claude
     /// Code, Codex: seconds; Gemini: milliseconds), the pi extension's own
@@ -625,6 +638,13 @@ pub fn deny_reply(agent: Agent, event: &str, reason: &str) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::server_name;
+
+    #[test]
+    fn every_agent_has_its_own_tool_table() {
+        for agent in super::Agent::ALL {
+            assert_eq!(agent.tool_table().agent, agent.as_str());
+        }
+    }
 
     /// The class "agent-controlled text never forges output": a tool name
     /// with a control character is refused at the door, for every agent.

@@ -138,8 +138,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
     let env = Environment::from_process();
     let mut policy = config_files::load(args.config.as_deref(), Path::new(&cwd), &env)
         .context("loading the configuration")?;
-    policy.table =
-        portcullis_policy::tables::table_for(args.agent.as_str()).expect("every agent has a table");
+    policy.table = args.agent.tool_table();
     // The agent's own mode may only tighten portcullis': plan mode reads only,
     // dontAsk never asks. bypassPermissions cannot beat a portcullis deny.
     match hook.permission_mode.as_deref() {
