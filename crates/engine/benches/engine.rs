@@ -3,6 +3,13 @@
 //! `cargo bench -p portcullis-engine --bench engine` prints the median between
 //! `====` lines, then criterion's figures. WAL, `synchronous=NORMAL`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};

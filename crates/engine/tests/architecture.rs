@@ -16,6 +16,13 @@
 //! crate (they set up state on purpose).
 //! Allowed exceptions are listed in [`ALLOWED`], each with its reason.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 
 /// `Store` methods that write.

@@ -1,6 +1,13 @@
 //! What the engine does beyond a decision: the store-less mode for pure
 //! queries, audited decisions without a session, holds and tool pins.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::time::Duration;
 
 use portcullis_engine::{CallContext, Engine, EngineError, HoldStatus, SessionSources};

@@ -2,6 +2,13 @@
 //! incident as a regression test: one session resolver, one store, grants that
 //! hold through every entry point and never widen.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 
 use portcullis_engine::{CallContext, Engine, EngineError, SessionSources, SessionStatus};

@@ -73,18 +73,12 @@ const GRACE: Duration = Duration::from_secs(5);
 /// The connection cap: the configured one, lowered to fit the soft
 /// `RLIMIT_NOFILE` (less [`RESERVED_FDS`]).
 pub fn connection_cap(configured: usize) -> usize {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit through a valid pointer.
-    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0;
-    let room = if ok && rl.rlim_cur != libc::RLIM_INFINITY {
-        usize::try_from(rl.rlim_cur)
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let room = match limit.current {
+        Some(current) => usize::try_from(current)
             .unwrap_or(usize::MAX)
-            .saturating_sub(RESERVED_FDS)
-    } else {
-        usize::MAX
+            .saturating_sub(RESERVED_FDS),
+        None => usize::MAX,
     };
     configured.min(room).max(1)
 }

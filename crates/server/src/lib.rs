@@ -298,18 +298,19 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
     let mut res = next.run(req).await;
     let h = res.headers_mut();
     // Pages of the approval UI are never framed or sniffed, and never cached.
-    h.insert("x-frame-options", "DENY".parse().expect("static header"));
+    use axum::http::HeaderValue;
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
     h.insert(
         "x-content-type-options",
-        "nosniff".parse().expect("static header"),
+        HeaderValue::from_static("nosniff"),
     );
     h.insert(
         "referrer-policy",
         // `same-origin`, not `no-referrer`: with no referrer, browsers send
         // `Origin: null` on form posts, which the Origin check refuses.
-        "same-origin".parse().expect("static header"),
+        HeaderValue::from_static("same-origin"),
     );
-    h.insert("cache-control", "no-store".parse().expect("static header"));
+    h.insert("cache-control", HeaderValue::from_static("no-store"));
     res
 }
 

@@ -175,9 +175,12 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
     let target = match &server.url {
         Some(url) => portcullis_bridge::Target::Url(url.clone()),
         None => {
-            let mut command = tokio::process::Command::new(&server.command[0]);
+            let Some((program, args)) = server.command.split_first() else {
+                return Err(format!("MCP server `{}` has an empty command", server.name));
+            };
+            let mut command = tokio::process::Command::new(program);
             command
-                .args(&server.command[1..])
+                .args(args)
                 .current_dir(&config.cwd)
                 .kill_on_drop(true);
             portcullis_bridge::Target::Command(command)

@@ -37,7 +37,9 @@ impl Metrics {
             .iter()
             .position(|b| secs <= *b)
             .unwrap_or(BUCKETS.len());
-        self.buckets[i].fetch_add(1, Relaxed);
+        if let Some(bucket) = self.buckets.get(i) {
+            bucket.fetch_add(1, Relaxed);
+        }
         self.sum_micros
             .fetch_add(took.as_micros().min(u64::MAX as u128) as u64, Relaxed);
     }
@@ -61,14 +63,17 @@ impl Metrics {
         s.push_str("# HELP portcullis_decision_seconds Time to decide one call over HTTP.\n");
         s.push_str("# TYPE portcullis_decision_seconds histogram\n");
         let mut cumulative = 0;
-        for (i, b) in BUCKETS.iter().enumerate() {
-            cumulative += self.buckets[i].load(Relaxed);
+        for (b, count) in BUCKETS.iter().zip(self.buckets.iter()) {
+            cumulative += count.load(Relaxed);
             let _ = writeln!(
                 s,
                 "portcullis_decision_seconds_bucket{{le=\"{b}\"}} {cumulative}"
             );
         }
-        cumulative += self.buckets[BUCKETS.len()].load(Relaxed);
+        cumulative += self
+            .buckets
+            .get(BUCKETS.len())
+            .map_or(0, |c| c.load(Relaxed));
         let _ = writeln!(
             s,
             "portcullis_decision_seconds_bucket{{le=\"+Inf\"}} {cumulative}"

@@ -223,6 +223,9 @@ fn pretty(v: &serde_json::Value) -> String {
 
 /// A line diff (longest common subsequence), as escaped HTML: `-` removed,
 /// `+` added, unchanged lines indented.
+// PANIC SAFETY: `i < a.len()`, `j < b.len()` in the loops, and the table has
+// `a.len() + 1` rows of `b.len() + 1`: every index below is in bounds.
+#[allow(clippy::indexing_slicing)]
 fn line_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();

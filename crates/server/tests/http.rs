@@ -3,6 +3,13 @@
 //! In process (the router as a `tower::Service`); `crates/cli/tests/serve.rs`
 //! drives the real binary over TCP and `browser.rs` drives real Chromium.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
