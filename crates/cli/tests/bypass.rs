@@ -254,3 +254,74 @@ fn no_bypass_is_allowed_under_its_naive_rule() {
         failures.join("\n")
     );
 }
+
+/// Our own bypass corpus (`tests/data/bypass_own.jsonl`, written for
+/// portcullis from the classes of issues 12 and 13): tool calls of every
+/// surface — shell text, MCP arguments, URLs, tool fields, MCP names — each
+/// under the naive rules it would defeat. None may be allowed.
+#[test]
+fn no_bypass_of_our_own_corpus_is_allowed() {
+    let path = format!(
+        "{}/../../tests/data/bypass_own.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let sandbox = Sandbox::new("bypass-own");
+    let home = Sandbox::s(&sandbox.home);
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(&l.replace("$HOME", &home)).expect("a JSON row"))
+        .collect();
+    assert!(rows.len() >= 37, "{} rows", rows.len());
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let jobs: Vec<Job> = rows
+        .iter()
+        .map(|r| {
+            let mode = r["mode"].as_str().unwrap_or("ask");
+            Job::new(
+                config(
+                    mode,
+                    &with_workspace(&strings(&r["allow"])),
+                    &[],
+                    &strings(&r["deny"]),
+                ),
+                r["call"].clone(),
+            )
+        })
+        .collect();
+    let decisions = sandbox.decide(&jobs);
+    let mut failures = Vec::new();
+    println!("bypass_own.jsonl: {} rows", rows.len());
+    for (r, d) in rows.iter().zip(&decisions) {
+        let got = verdict(d);
+        println!(
+            "{:<7} {:<6} {:<40} {}",
+            r["id"].as_str().unwrap_or("?"),
+            got,
+            r["class"].as_str().unwrap_or("?"),
+            r["call"]["tool"]
+        );
+        if got == "allow" {
+            failures.push(format!(
+                "{} [{}]: {}\n{}",
+                r["id"],
+                r["class"],
+                r["call"],
+                explain(d)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} allowed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
