@@ -279,6 +279,16 @@ impl<'l> Walker<'l> {
             );
             return;
         }
+        if let Some(at) = find_expanding_heredoc_tag(text) {
+            // A tag holding `$(`, `$((`, `${` or a backtick: bash's lexer reads
+            // on to close the expansion, and brush-parser 0.4 allocates
+            // without end on some of these (found by the fuzz target).
+            self.opaque(
+                OpaqueReason::ParseError,
+                format!("here-document tag with an expansion in it: {}", &text[at..]),
+            );
+            return;
+        }
         if let Some(at) = find_funsub(text) {
             // bash 5.3 `${ cmd; }` / `${| cmd; }` run commands; brush-parser
             // reads them as something else.
@@ -2243,6 +2253,39 @@ fn find_empty_heredoc_tag(text: &str) -> Option<usize> {
     })
 }
 
+/// Finds a here-document tag (the word after `<<` or `<<-`) holding `$(`,
+/// `${` or a backtick.
+fn find_expanding_heredoc_tag(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(1)).find(|&i| {
+        if b.get(i) != Some(&b'<') || b.get(i + 1) != Some(&b'<') || b.get(i + 2) == Some(&b'<') {
+            return false;
+        }
+        if i > 0 && b.get(i - 1) == Some(&b'<') {
+            return false;
+        }
+        let mut j = i + 2;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        let start = j;
+        while let Some(&c) = b.get(j) {
+            if matches!(
+                c,
+                b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b')'
+            ) {
+                break;
+            }
+            j += 1;
+        }
+        let tag = b.get(start..j).unwrap_or_default();
+        tag.windows(2).any(|w| w == b"$(" || w == b"${") || tag.contains(&b'`')
+    })
+}
+
 /// Finds bash 5.3's `${ cmd; }` / `${| cmd; }` (a `${` followed by a blank or `|`).
 fn find_funsub(text: &str) -> Option<usize> {
     let b = text.as_bytes();
@@ -2277,6 +2320,27 @@ mod tests {
         // Square brackets nest too: `$[` arithmetic, `[[ ]]`, subscripts.
         assert_eq!(depth("echo $[$[$[1]]]"), 3);
         assert_eq!(depth("[[ -n ${a[$[1]]} ]]"), 5);
+    }
+
+    #[test]
+    fn a_heredoc_tag_with_an_expansion_is_found() {
+        for t in [
+            "jest <<c$((   st <<c$((",
+            "jest\t<<\tc\0$((\t\t\tst\t<<\tc\0$((",
+            "cat <<$(id)\nx\n",
+            "cat <<-x${y}",
+            "cat << `id`",
+        ] {
+            assert!(find_expanding_heredoc_tag(t).is_some(), "{t:?}");
+        }
+        for t in [
+            "cat <<EOF\n$(id)\nEOF",
+            "cat <<<$(id)",
+            "cat <<'EOF'\nx\nEOF",
+            "x=$((1<<2))",
+        ] {
+            assert_eq!(find_expanding_heredoc_tag(t), None, "{t:?}");
+        }
     }
 
     #[test]
