@@ -173,18 +173,33 @@ const MAX_UNCLOSED_EXPANSIONS: usize = 2;
 /// Why a text must not reach the word parser, if it must not: too many
 /// expansions left open. Counted without following quotes: a quoted `${`
 /// counts too, which only makes more texts opaque.
+/// More expansions with quotes inside than this in one word or heredoc body
+/// are not handed to the parser.
+const MAX_QUOTED_EXPANSIONS: usize = 3;
+
 fn tangled(text: &str) -> Option<&'static str> {
     let b = text.as_bytes();
     // Open expansions, and the brackets opened inside each, so that `${a[1]}`
     // closes with its `}` and `$(f(x))`-like nesting stays balanced.
     let mut open: Vec<u32> = Vec::new();
+    // Expansions with a quote inside (`${x['a' | 'b']}`): brush-parser's
+    // grammar backtracks over each of them too (a fuzz-found 190-byte
+    // heredoc body with four took 45 s).
+    let mut quoted: Vec<bool> = Vec::new();
+    let mut with_quotes = 0usize;
     let mut i = 0;
     while let Some(&c) = b.get(i) {
         match c {
             b'$' if matches!(b.get(i + 1), Some(b'{' | b'(' | b'[')) => {
                 open.push(0);
+                quoted.push(false);
                 i += 2;
                 continue;
+            }
+            b'\'' | b'"' => {
+                if let Some(q) = quoted.last_mut() {
+                    *q = true;
+                }
             }
             b'{' | b'(' | b'[' => {
                 if let Some(inner) = open.last_mut() {
@@ -194,6 +209,7 @@ fn tangled(text: &str) -> Option<&'static str> {
             b'}' | b')' | b']' => match open.last_mut() {
                 Some(0) => {
                     open.pop();
+                    with_quotes += usize::from(quoted.pop().unwrap_or(false));
                 }
                 Some(inner) => *inner -= 1,
                 None => {}
@@ -201,6 +217,10 @@ fn tangled(text: &str) -> Option<&'static str> {
             _ => {}
         }
         i += 1;
+    }
+    with_quotes += quoted.iter().filter(|q| **q).count();
+    if with_quotes > MAX_QUOTED_EXPANSIONS {
+        return Some("expansions with quotes inside");
     }
     // An open expansion counts with the brackets left open inside it
     // (`$(((((…` backtracks as badly as `${x[${x[…`).
@@ -698,11 +718,16 @@ mod tests {
         assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
         let w = n(&format!("\"{body}\""));
         assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
+        // Closed ones with quotes inside, past three: the parser backtracks
+        // over each (a fuzz-found heredoc body with four took 45 s).
+        let quoted = "${x['_' | 'a'..='z' | 'A'..=':)}\n".repeat(4);
+        assert_eq!(tangled(&quoted), Some("expansions with quotes inside"));
         // Closed expansions, however many and however nested, are parsed.
         for ok in [
             "${a[1]}${b[2]}${c[$((1+2))]}",
             "$(echo $(id) ${x:-$(pwd)})",
             "$[1+$[2]]",
+            "${a:-'x'} ${b:-\"y\"} ${c['k']}",
         ] {
             assert_eq!(tangled(ok), None, "{ok}");
         }
