@@ -681,9 +681,29 @@ fn mentioned_paths(word: &str) -> Vec<&str> {
 
 // ----- commands -----------------------------------------------------------------
 
+/// A command's judgement. An ask rule never loosens: where the rest of the
+/// policy (the mode, a hazard, a protected path) would deny, the deny stands.
 fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
+    let r = judge_exec_with(cmd, ctx, true);
+    if r.code != "rule-ask" {
+        return r;
+    }
+    let rest = judge_exec_with(cmd, ctx, false);
+    if rest.verdict == Verdict::Deny {
+        rest
+    } else {
+        r
+    }
+}
+
+fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules: bool) -> Reason {
     let what = format!("command `{}`", cmd.words.join(" "));
-    for list in [RuleList::Deny, RuleList::Ask] {
+    let lists: &[RuleList] = if ask_rules {
+        &[RuleList::Deny, RuleList::Ask]
+    } else {
+        &[RuleList::Deny]
+    };
+    for &list in lists {
         for rule in ctx.policy.rules.iter().filter(|r| r.list == list) {
             let hit = match &rule.target {
                 Target::AnyCommand => true,
@@ -915,7 +935,28 @@ fn harmless_device(path: &str, op: PathOp) -> bool {
     }
 }
 
+/// A path's judgement. An ask rule never loosens: where the rest of the
+/// policy would deny (read-only mode, a protected path), the deny stands.
 fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
+    let r = judge_path_with(op, path, dynamic, ctx, true);
+    if r.code != "rule-ask" {
+        return r;
+    }
+    let rest = judge_path_with(op, path, dynamic, ctx, false);
+    if rest.verdict == Verdict::Deny {
+        rest
+    } else {
+        r
+    }
+}
+
+fn judge_path_with(
+    op: PathOp,
+    path: &str,
+    dynamic: bool,
+    ctx: &Ctx<'_>,
+    ask_rules: bool,
+) -> Reason {
     let what = format!("{} `{path}`", op.verb());
     // `$HOME/x` is known: the policy knows the home directory.
     let expanded = if dynamic {
@@ -978,7 +1019,12 @@ fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
         format!("{what} (→ {canonical})")
     };
     // Rules: deny, then ask. A Read deny also blocks writes.
-    for list in [RuleList::Deny, RuleList::Ask] {
+    let lists: &[RuleList] = if ask_rules {
+        &[RuleList::Deny, RuleList::Ask]
+    } else {
+        &[RuleList::Deny]
+    };
+    for &list in lists {
         for rule in ctx.policy.rules.iter().filter(|r| r.list == list) {
             let hit = match &rule.target {
                 Target::Read(p) => p.matches(canonical, ctx.cwd, home),
