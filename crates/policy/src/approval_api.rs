@@ -26,6 +26,18 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         .iter()
         .any(|e| matches!(e, Effect::Network { .. } | Effect::Code { .. }));
     for s in &strings {
+        // A URL, read by the one URL reader: its port, written or the
+        // scheme's default (`http://127.0.0.1/` is port 80).
+        for token in s.split(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+            if let Some(u) = portcullis_shell::url::parse(token)
+                && u.port == Some(port)
+                && u.host.as_deref().is_some_and(is_loopback)
+            {
+                return Some(format!(
+                    "it addresses port {port}, the portcullis approval API"
+                ));
+            }
+        }
         // Every run of digits that is the port as a client reads it: leading
         // zeros do not change a port (`:07878`, `nc host 007878`).
         for at in port_runs(s, port) {
@@ -67,6 +79,17 @@ pub fn reaches(input: &Value, effects: &[Effect], port: u16) -> Option<String> {
         }
     }
     None
+}
+
+/// A host the approval server (loopback only) may be reached at, as the URL
+/// reader normalises hosts: `127.0.0.0/8`, `::1`, `0.0.0.0`, `localhost`.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host == "::"
+        || host.starts_with("127.")
 }
 
 /// Where runs of ASCII digits in `s` start whose value is `port` (leading
@@ -213,6 +236,18 @@ mod tests {
             );
         }
         assert!(reaches(&json!({}), &[exec(&["nc", "127.1", "07878"])], 7878).is_some());
+        // The scheme's default port, through the one URL reader.
+        assert!(
+            reaches(
+                &json!({"command": "curl http://127.0.0.1/v1/grants"}),
+                &[],
+                80
+            )
+            .is_some()
+        );
+        assert!(reaches(&json!({"url": "HTTPS://[::1]/"}), &[], 443).is_some());
+        assert!(reaches(&json!({"url": "http://0x7f.1/"}), &[], 80).is_some());
+        assert!(reaches(&json!({"url": "https://example.com/"}), &[], 443).is_none());
         assert!(reaches(&json!({}), &[exec(&["nc", "127.1", "7879"])], 7878).is_none());
     }
 
