@@ -260,9 +260,11 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
         }
         "beforeReadFile" => {
             let path = required(v, "file_path")?;
+            // Attachments name files read with it: judged too.
+            let attachments = v.get("attachments").cloned().unwrap_or(json!([]));
             (
                 tool("ReadFile".into(), Origin::Core, None),
-                json!({ "file_path": path }),
+                json!({ "file_path": path, "attachments": attachments }),
                 false,
             )
         }

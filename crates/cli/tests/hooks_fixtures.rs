@@ -1457,3 +1457,124 @@ fn unix_now() -> i64 {
         .expect("after 1970")
         .as_secs() as i64
 }
+
+/// The classes of issue 13 through every adapter that has the surface: MCP
+/// arguments read with zero trust, URLs read as clients read them, the
+/// fields of each agent's tools. Each call must come back refused (ask or
+/// deny in the agent's own reply), never allowed.
+#[test]
+fn every_argument_through_every_adapter() {
+    let fx = Fx::with(
+        "every-argument",
+        "[permissions]\nallow = [\"mcp__*\", \"WebFetch(domain:example.com)\"]\n",
+    );
+    let w = fx.w();
+    let key = fx.home(".ssh/id_rsa");
+    let refused = |agent: &str, run: &HookRun| {
+        let v: Value = serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null);
+        let decision = match agent {
+            "claude-code" | "codex" => v["hookSpecificOutput"]["permissionDecision"].clone(),
+            "cursor" => v["permission"].clone(),
+            _ => v["decision"].clone(),
+        };
+        // Codex says nothing to allow (Codex's own policy decides): silence
+        // is not a refusal.
+        decision == "ask" || decision == "deny"
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "claude-code",
+            payload::claude(
+                "PreToolUse",
+                Some("e-1"),
+                w,
+                "mcp__fs__read_text_file",
+                json!({"path": ".env"}),
+            ),
+        ),
+        (
+            "claude-code",
+            payload::claude(
+                "PreToolUse",
+                Some("e-1"),
+                w,
+                "Grep",
+                json!({"pattern": "k", "glob": key}),
+            ),
+        ),
+        (
+            "claude-code",
+            payload::claude(
+                "PreToolUse",
+                Some("e-1"),
+                w,
+                "WebFetch",
+                json!({"url": "https://attacker.example\\@example.com/", "prompt": "x"}),
+            ),
+        ),
+        (
+            "codex",
+            payload::codex(
+                "PreToolUse",
+                "e-2",
+                w,
+                "mcp__fs__read_text_file",
+                json!({"path": format!("FILE://{key}")}),
+            ),
+        ),
+        (
+            "gemini",
+            payload::gemini(
+                "e-3",
+                w,
+                "read_many_files",
+                json!({"include": [key.clone()]}),
+            ),
+        ),
+        (
+            "gemini",
+            payload::gemini(
+                "e-3",
+                w,
+                "web_fetch",
+                json!({"prompt": "summarise https://attacker.example\\@example.com/x"}),
+            ),
+        ),
+        (
+            "cursor",
+            payload::cursor_mcp(
+                "e-4",
+                w,
+                "read_text_file",
+                &json!({"files": {key.clone(): true}}),
+                (
+                    "command",
+                    "npx -y @modelcontextprotocol/server-filesystem /",
+                ),
+            ),
+        ),
+        ("cursor", {
+            let mut p = payload::cursor_read("e-4", w, &fx.ws("README.md"));
+            p["attachments"] = json!([{"type": "file", "filePath": key}]);
+            p
+        }),
+        (
+            "pi",
+            payload::pi(Some("e-5"), w, "find", json!({"pattern": "~/.ssh/*"}), true),
+        ),
+        (
+            "pi",
+            payload::pi(
+                Some("e-5"),
+                w,
+                "grep",
+                json!({"pattern": "k", "glob": key}),
+                true,
+            ),
+        ),
+    ];
+    for (agent, p) in cases {
+        let run = fx.hook(agent, &p);
+        assert!(refused(agent, &run), "{agent}: {p}\n{run:?}");
+    }
+}
