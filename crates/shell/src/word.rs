@@ -554,6 +554,9 @@ impl Builder {
 /// as an unquoted heredoc body (quotes literal), with each `$'…'` replaced by
 /// what it decodes to, and as an ordinary word — whatever any of these finds
 /// is reported (at worst a command that does not run is reported too).
+/// More quotes than this in an arithmetic text with expansions: opaque.
+const MAX_ARITH_QUOTES: usize = 8;
+
 pub(crate) fn quotes_literal_code(text: &str, opts: &ParserOptions) -> Vec<Nested> {
     let mut out: Vec<Nested> = Vec::new();
     let mut add = |nested: Vec<Nested>| {
@@ -565,6 +568,18 @@ pub(crate) fn quotes_literal_code(text: &str, opts: &ParserOptions) -> Vec<Neste
     };
     if text.bytes().all(is_plain_byte) {
         return out;
+    }
+    // Arithmetic text is rarely quoted; many quotes around expansions make
+    // brush-parser backtrack for seconds (a fuzz-found 180-byte value took
+    // 12 s): code nobody can read at a glance is opaque.
+    let quotes = text.bytes().filter(|b| matches!(b, b'\'' | b'"')).count();
+    let expansions =
+        text.matches("$(").count() + text.matches("${").count() + text.matches('`').count();
+    if quotes > MAX_ARITH_QUOTES && expansions > 0 {
+        return vec![Nested::Opaque(
+            OpaqueReason::ArithmeticEvaluation,
+            format!("arithmetic text with {quotes} quotes around expansions: {text}"),
+        )];
     }
     add(normalize(text, opts).nested);
     add(expand_heredoc(text, opts).nested);
@@ -718,6 +733,18 @@ mod tests {
         assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
         let w = n(&format!("\"{body}\""));
         assert!(w.dynamic && matches!(w.nested[..], [Nested::Opaque(..)]));
+        // Arithmetic text with many quotes around expansions is opaque
+        // before any parsing (a fuzz-found value took 12 s).
+        let value = "z[$(\"a ${P[$H:$8u)^}\"; e\"\"\"a ${P[$H:$8\"\":2}\"u+(\"\"\"\"\"b";
+        assert!(matches!(
+            quotes_literal_code(value, &parser_options())[..],
+            [Nested::Opaque(OpaqueReason::ArithmeticEvaluation, _)]
+        ));
+        assert!(
+            !quotes_literal_code("a['$(id)']", &parser_options())
+                .iter()
+                .any(|n| matches!(n, Nested::Opaque(..)))
+        );
         // Closed ones with quotes inside, past three: the parser backtracks
         // over each (a fuzz-found heredoc body with four took 45 s).
         let quoted = "${x['_' | 'a'..='z' | 'A'..=':)}\n".repeat(4);
