@@ -332,6 +332,12 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
     for r in d.judgements.iter().filter(|r| r.effect.is_none()) {
         s.push_str(&format!("  [{}] {}\n", r.verdict.as_str(), r.message));
     }
+    // A deny no rule can lift (a critical or protected path, the approval
+    // API …): suggesting an allow rule for another part would mislead.
+    let final_deny = d
+        .judgements
+        .iter()
+        .find(|r| r.verdict == Verdict::Deny && !r.code.starts_with("rule-"));
     for (i, e) in d.effects.iter().enumerate() {
         s.push_str(&format!("\n  effect {}: {}\n", i + 1, describe(e)));
         for r in d.judgements.iter().filter(|r| r.effect == Some(i)) {
@@ -344,8 +350,15 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
             if let Some(rule) = &r.rule {
                 s.push_str(&format!("      decided by: {rule}\n"));
             }
-            if r.verdict != Verdict::Allow {
-                s.push_str(&format!("      to change: {}\n", suggestion(e, r)));
+            match final_deny {
+                Some(deny) if r.verdict == Verdict::Ask => s.push_str(&format!(
+                    "      to change: nothing here — the call is denied anyway ({})\n",
+                    deny.code
+                )),
+                _ if r.verdict != Verdict::Allow => {
+                    s.push_str(&format!("      to change: {}\n", suggestion(e, r)));
+                }
+                _ => {}
             }
         }
     }
@@ -387,6 +400,17 @@ fn describe(e: &Effect) -> String {
 
 /// What to add to the configuration (or change) for a different outcome.
 fn suggestion(e: &Effect, r: &Reason) -> String {
+    if matches!(
+        r.code.as_str(),
+        "critical-path"
+            | "protected-path"
+            | "blocked-path"
+            | "blocked-write-path"
+            | "approval-api"
+            | "bad-cwd"
+    ) {
+        return format!("nothing: no rule, grant or mode allows this ({})", r.code);
+    }
     if r.code == "rule-deny" || r.code == "rule-ask" {
         return format!(
             "remove or narrow the {} rule {}",

@@ -251,6 +251,40 @@ fn explain_accounts_for_each_effect() {
         text.contains("cannot be analysed (code-from-stdin)"),
         "{text}"
     );
+    // A shell is not called read-only; curl's network use is one effect, with its host.
+    assert!(
+        text.contains("`sh`: runs what it is given") && !text.contains("`sh`: a read-only program"),
+        "{text}"
+    );
+    assert_eq!(text.matches("network access by curl").count(), 1, "{text}");
+}
+
+#[test]
+fn explain_suggests_no_rule_where_none_would_help() {
+    let s = Sandbox::new("explain-deny");
+    let mut c = s.cmd();
+    c.arg("explain")
+        .arg("--config")
+        .arg(s.proj().join("portcullis.toml"));
+    c.args([
+        "--origin",
+        "core",
+        "--tool",
+        "Bash",
+        "--input",
+        &bash("rm -rf ~"),
+    ]);
+    let out = c.output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("DENY"), "{text}");
+    assert!(
+        !text.contains("Bash(rm -rf ~)"),
+        "no rule can allow this: {text}"
+    );
+    assert!(
+        text.contains("nothing: no rule, grant or mode allows this (critical-path)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -805,10 +805,19 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         return rule_reason(rule, None, &what);
     }
     if is_read_only(cmd) {
+        // Shells and transparent wrappers run what follows: that is judged as
+        // commands of its own (and a script they read is opaque).
+        let runs_others = portcullis_shell::knowledge::is_shell(&name)
+            || tables::TRANSPARENT_RUNNERS.contains(&name.as_str());
+        let why = if runs_others {
+            "runs what it is given, which is judged as commands of its own"
+        } else {
+            "a read-only program; its effects are judged one by one"
+        };
         return reason(
             Verdict::Allow,
             "read-only-program",
-            format!("{what}: a read-only program; its effects are judged one by one"),
+            format!("{what}: {why}"),
         );
     }
     let known = !name.is_empty() && is_known_program(&name);

@@ -201,6 +201,14 @@ pub fn rule_name(kind: ToolKind) -> &'static str {
 /// Input fields of zero-trust tools that are analysed as shell commands.
 pub const SHELL_FIELDS: &[&str] = &["command", "cmd", "script", "shell", "code", "sql"];
 
+/// The programs of [`READ_ONLY_PROGRAMS`] that only run another command
+/// (shells are `portcullis_shell::knowledge::is_shell`): what they run is
+/// judged as commands of its own.
+pub const TRANSPARENT_RUNNERS: &[&str] = &[
+    "eval", "source", ".", "builtin", "exec", "trap", "timeout", "nice", "nohup", "stdbuf", "time",
+    "env", "xargs",
+];
+
 /// Programs with no side effects beyond those the analysis reports as effects
 /// (reads, writes, nested commands): allowed without a rule, their effects
 /// judged one by one. Shells and transparent wrappers are here too: what they

@@ -415,9 +415,10 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         // `cargo --version`, `node -v`: prints and exits.
         return f;
     }
-    if spec.network {
+    let table_network = spec.network.then(|| {
         f.network(name, None);
-    }
+        f.effects.len() - 1
+    });
     match spec.special {
         Special::None | Special::Ln | Special::Pager => generic(name, spec, args, &mut f),
         Special::Git => readers::git(args, &mut f),
@@ -454,6 +455,18 @@ pub(crate) fn analyze_program(name: &str, words: &[Word], stdin: &str) -> Findin
         Special::Unzip => {
             generic(name, spec, args, &mut f);
             readers::unzip(args, &mut f);
+        }
+    }
+    // The table says the program uses the network; a reader that named the
+    // host said it better: the table's own host-less effect goes (a reader's
+    // host-less one, for a URL known only at run time, stays).
+    if let Some(at) = table_network {
+        let hosted = f
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Network { program, host: Some(_) } if program == name));
+        if hosted && matches!(f.effects.get(at), Some(Effect::Network { host: None, .. })) {
+            f.effects.remove(at);
         }
     }
     if spec.special == Special::Ln {
@@ -701,6 +714,29 @@ pub(super) fn join_path(dir: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_network_effect_per_host_and_none_lost_for_a_run_time_url() {
+        let net = |text: &str| -> Vec<Option<String>> {
+            crate::analyze(text)
+                .effects
+                .into_iter()
+                .filter_map(|e| match e {
+                    Effect::Network { host, .. } => Some(host),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            net("curl -s https://a.example/x"),
+            [Some("a.example".to_string())]
+        );
+        assert_eq!(
+            net("curl https://a.example \"$URL\""),
+            [Some("a.example".to_string()), None]
+        );
+        assert_eq!(net("nc host.example 80"), [None]);
+    }
 
     #[test]
     fn the_table_has_at_least_80_programs_and_no_duplicates() {
