@@ -475,13 +475,13 @@ fn foreign_git_repositories(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
         // directory is still below the call's working directory.
         let mut dir = start;
         for _ in 0..16 {
+            // The usual case first, one look: the project's own `.git`.
+            if ctx.facts.exists(&format!("{dir}/.git"), ctx.cwd) {
+                break;
+            }
             let is_repo = ["HEAD", "config", "objects"]
                 .iter()
                 .all(|f| ctx.facts.exists(&format!("{dir}/{f}"), ctx.cwd));
-            let has_dot_git = ctx.facts.exists(&format!("{dir}/.git"), ctx.cwd);
-            if has_dot_git {
-                break;
-            }
             if is_repo {
                 let what = format!(
                     "`git` runs where `{dir}` looks like a repository of its own (HEAD, config, \
