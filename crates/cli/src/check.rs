@@ -250,13 +250,13 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
             if line.trim().is_empty() {
                 continue;
             }
-            let decision = match serde_json::from_str::<BatchLine>(&line) {
-                Ok(req) if portcullis_policy::check_tool_name(&req.tool).is_err() => {
-                    let why = portcullis_policy::check_tool_name(&req.tool)
-                        .err()
-                        .unwrap_or_default();
-                    refusal("bad-tool-name", format!("line {}: {why}", n + 1))
-                }
+            let parsed = serde_json::from_str::<BatchLine>(&line)
+                .map_err(|e| ("bad-input", e.to_string()))
+                .and_then(|req| match portcullis_policy::check_tool_name(&req.tool) {
+                    Ok(()) => Ok(req),
+                    Err(why) => Err(("bad-tool-name", why)),
+                });
+            let decision = match parsed {
                 Ok(req) => {
                     let call = ToolCall {
                         tool: ToolRef {
@@ -277,7 +277,7 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
                         v
                     }
                 }
-                Err(e) => refusal("bad-input", format!("line {}: {e}", n + 1)),
+                Err((code, why)) => refusal(code, format!("line {}: {why}", n + 1)),
             };
             match decision {
                 Value::String(text) => writeln!(out, "{text}")?,
