@@ -11,36 +11,11 @@
     clippy::panic
 )]
 
-use portcullis_policy::{
-    Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
-};
+mod support;
+
+use portcullis_policy::Verdict;
 use portcullis_shell::knowledge::{GIT_GLOBAL_OPTIONS, GitValue};
-use serde_json::json;
-
-const CWD: &str = "/home/dev/proj";
-
-fn verdict(config: &str, command: &str) -> Verdict {
-    let policy = Policy::from_layers(vec![
-        Layer::from_toml(LayerKind::User, "test.toml", config).expect("config parses"),
-    ]);
-    let facts = LexicalFacts {
-        home: "/home/dev".into(),
-        roots: vec![CWD.into()],
-        protected: vec![],
-        secret: vec![],
-    };
-    let call = ToolCall {
-        tool: ToolRef {
-            name: "Bash".into(),
-            origin: Origin::Core,
-            server: None,
-            manifest: None,
-        },
-        input: json!({ "command": command }),
-        cwd: CWD.into(),
-    };
-    decide(&call, &policy, &facts).decision
-}
+use support::verdict;
 
 /// Every spelling of every global option, with `VALUE` where a value goes.
 fn spellings() -> Vec<String> {

@@ -11,12 +11,9 @@
     clippy::panic
 )]
 
-use portcullis_policy::{
-    Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
-};
-use serde_json::json;
+mod support;
 
-const CWD: &str = "/home/dev/proj";
+use portcullis_policy::Verdict;
 
 const CONFIG: &str = r#"
 mode = "ask"
@@ -25,34 +22,7 @@ allow = ["Bash(ssh *)", "Bash(scp *)", "Bash(wget *)", "Bash(cp *)", "Bash(mv *)
 "#;
 
 fn verdict(command: &str) -> Verdict {
-    let policy = Policy::from_layers(vec![
-        Layer::from_toml(LayerKind::User, "test.toml", CONFIG).expect("config parses"),
-    ]);
-    let facts = LexicalFacts {
-        home: "/home/dev".into(),
-        roots: vec![CWD.into()],
-        protected: vec![
-            ("/home/dev/proj/.git/hooks".into(), "git hooks".into()),
-            (
-                "/home/dev/proj/.git/config".into(),
-                "git configuration".into(),
-            ),
-            ("/home/dev/.bashrc".into(), "shell startup file".into()),
-            ("/home/dev/.gitconfig".into(), "git configuration".into()),
-        ],
-        secret: vec![("/home/dev/.ssh".into(), "ssh keys".into())],
-    };
-    let call = ToolCall {
-        tool: ToolRef {
-            name: "Bash".into(),
-            origin: Origin::Core,
-            server: None,
-            manifest: None,
-        },
-        input: json!({ "command": command }),
-        cwd: CWD.into(),
-    };
-    decide(&call, &policy, &facts).decision
+    support::verdict(CONFIG, command)
 }
 
 #[test]

@@ -11,42 +11,10 @@
     clippy::panic
 )]
 
-use portcullis_policy::{
-    Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
-};
-use serde_json::json;
+mod support;
 
-const CWD: &str = "/home/dev/proj";
-
-fn verdict(config: &str, command: &str) -> Verdict {
-    let policy = Policy::from_layers(vec![
-        Layer::from_toml(LayerKind::User, "test.toml", config).expect("config parses"),
-    ]);
-    let facts = LexicalFacts {
-        home: "/home/dev".into(),
-        roots: vec![CWD.into()],
-        protected: vec![
-            ("/home/dev/proj/.git/hooks".into(), "git hooks".into()),
-            (
-                "/home/dev/proj/.git/config".into(),
-                "git configuration".into(),
-            ),
-            ("/home/dev/.bashrc".into(), "shell startup file".into()),
-        ],
-        secret: vec![("/home/dev/.ssh".into(), "ssh keys".into())],
-    };
-    let call = ToolCall {
-        tool: ToolRef {
-            name: "Bash".into(),
-            origin: Origin::Core,
-            server: None,
-            manifest: None,
-        },
-        input: json!({ "command": command }),
-        cwd: CWD.into(),
-    };
-    decide(&call, &policy, &facts).decision
-}
+use portcullis_policy::Verdict;
+use support::verdict;
 
 const SED: &str =
     "mode = \"ask\"\n[permissions]\nallow = [\"Bash(sed *)\", \"Read(./**)\", \"Edit(./**)\"]\n";
