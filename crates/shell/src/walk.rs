@@ -300,9 +300,38 @@ impl<'l> Walker<'l> {
         let rewritten = rewrite_ansi_c_heredoc_tags(text);
         let rewritten = split_process_substitution_parens(&rewritten);
         let text: &str = &rewritten;
+        let opts = &self.opts;
+        let tokens = catch_unwind(AssertUnwindSafe(|| {
+            brush_parser::uncached_tokenize_str(text, &opts.tokenizer_options())
+        }));
+        let tokens = match tokens {
+            Ok(Ok(tokens)) => tokens,
+            Ok(Err(err)) => {
+                self.opaque(OpaqueReason::ParseError, format!("{err}: {text}"));
+                return;
+            }
+            Err(_) => {
+                self.opaque(OpaqueReason::ParseError, format!("parser failed: {text}"));
+                return;
+            }
+        };
+        let depth_of_parentheses = parenthesis_token_depth(&tokens);
+        if depth_of_parentheses > MAX_PARENTHESIS_TOKEN_DEPTH {
+            // brush-parser 0.4 tries each `(` after a `((` both as a bracket of
+            // an arithmetic command and as a plain token of one, so a text
+            // whose arithmetic attempt fails (a `;` inside, a `(` never closed)
+            // takes time exponential in the nesting: 16 levels repeated over
+            // 16 KiB took 10 s, 24 unclosed ones seconds, 32 minutes (found by
+            // the fuzz target). Up to six levels, groups like these parse as
+            // fast as plain commands, and commands agents write nest far less.
+            self.opaque(
+                OpaqueReason::DepthLimit,
+                format!("parentheses nested deeper than {MAX_PARENTHESIS_TOKEN_DEPTH}: {text}"),
+            );
+            return;
+        }
         let parsed = catch_unwind(AssertUnwindSafe(|| {
-            brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &self.opts)
-                .parse_program()
+            brush_parser::parse_tokens(&tokens, opts)
         }));
         match parsed {
             Ok(Ok(program)) => {
@@ -2223,6 +2252,30 @@ fn is_blank_or_start(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'(' | b';')
 }
 
+/// Deepest nesting of `(` tokens handed to the parser (see
+/// [`parenthesis_token_depth`]).
+const MAX_PARENTHESIS_TOKEN_DEPTH: usize = 6;
+
+/// The deepest nesting of `(` operator tokens in a text (`((` is two tokens);
+/// a `)` with nothing open (a case pattern's) closes nothing. Tokens, not
+/// characters: a `)` in quotes or in a comment closes nothing, and `$(`,
+/// `<(` belong to words, which are parsed on their own.
+fn parenthesis_token_depth(tokens: &[brush_parser::Token]) -> usize {
+    let mut open = 0usize;
+    let mut deepest = 0usize;
+    for token in tokens {
+        if let brush_parser::Token::Operator(op, _) = token {
+            match op.as_str() {
+                "(" => open = open.saturating_add(1),
+                ")" => open = open.saturating_sub(1),
+                _ => {}
+            }
+            deepest = deepest.max(open);
+        }
+    }
+    deepest
+}
+
 /// Finds a `<<` (or `<<-`) whose tag is missing: after blanks comes an
 /// operator character, a newline or the end of the text. Every `<<` counts,
 /// also one inside `<<<<<` or quotes: an extra match only makes a text opaque.
@@ -2379,6 +2432,51 @@ mod tests {
         // `!` inside a word, `|` and `&` alone are not nesting operators.
         assert_eq!(ops("echo a!b | cat & wait; [[ !a ]]"), 0);
         assert_eq!(ops("a &&& b"), 1);
+    }
+
+    #[test]
+    fn parenthesis_depth_counts_operator_tokens_only() {
+        let depth = |t: &str| {
+            let tokens =
+                brush_parser::uncached_tokenize_str(t, &word::parser_options().tokenizer_options())
+                    .map_err(|e| e.to_string());
+            parenthesis_token_depth(&tokens.unwrap_or_default())
+        };
+        assert_eq!(depth("echo hi"), 0);
+        assert_eq!(depth("( ( x ) ); ( y )"), 2);
+        assert_eq!(depth("((x;))"), 2);
+        assert_eq!(depth("( ( ( ( x"), 4);
+        // A substitution is a word, parsed on its own.
+        assert_eq!(depth("echo $( ( ( x ) ) ) \"$( ( y ) )\""), 0);
+        // Quoted or commented brackets are not tokens: they neither open nor close.
+        assert_eq!(depth("( ( ( x ')))' # )))"), 3);
+        assert_eq!(depth("echo '((((((((('"), 0);
+        // A case pattern's lone `)` closes nothing that is not open.
+        assert_eq!(depth("case a in a) ( ( b ) ) ;; esac"), 2);
+    }
+
+    #[test]
+    fn parentheses_nested_past_the_limit_are_opaque_before_parsing() {
+        // The fuzz target's input: brush-parser spent 39 s on it.
+        let found = "cd sc& ((((((((((s &\x1f cd -2 && l((((((((((((((((s &\x1f cd 2.";
+        for text in [
+            found.to_string(),
+            format!("{}x", "(".repeat(30)),
+            format!("{}x;{}", "(".repeat(16), ")".repeat(16)),
+            format!("{}x ')' # {}", "( ".repeat(7), ")".repeat(7)),
+        ] {
+            let a = crate::analyze(&text);
+            assert!(
+                a.opaque.iter().any(|o| o.reason == OpaqueReason::DepthLimit
+                    && o.text.contains("parentheses nested deeper")),
+                "{text}: {:?}",
+                a.opaque
+            );
+        }
+        // Six levels are parsed as usual.
+        let a = crate::analyze("((((((x;))))))");
+        assert!(a.opaque.is_empty(), "{:?}", a.opaque);
+        assert_eq!(a.commands.first().map(|c| c.program.as_str()), Some("x"));
     }
 
     #[test]

@@ -82,6 +82,18 @@ fn shapes() -> Vec<Shape> {
             Box::new(|n| format!("[[ {}a ]]", "! ".repeat(n * 4))),
         ),
         (
+            "( nested 6 deep around a `;`, in groups (each a failed (( attempt)",
+            Box::new(|n| repeat(&nested("(", "x;", ")", 6), ";", n / 2)),
+        ),
+        (
+            "( nested 16 deep around a `;`, in groups (past the parenthesis limit)",
+            Box::new(|n| repeat(&nested("(", "x;", ")", 16), ";", n / 4)),
+        ),
+        (
+            "( opened n times, never closed (past the parenthesis limit)",
+            Box::new(|n| format!("{}x", "( ".repeat(n * 2))),
+        ),
+        (
             "arithmetic",
             Box::new(|n| format!("echo $(( {} ))", repeat("x+1", " + ", n))),
         ),
