@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use portcullis_engine::{CallContext, Engine, EngineError, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
-use portcullis_policy::{Decision, Effect, Mode, Origin, Reason, ToolCall, ToolRef, Verdict};
+use portcullis_policy::{
+    Decision, Effect, Mode, Origin, Reason, ReasonCode, ToolCall, ToolRef, Verdict,
+};
 use serde_json::{Value, json};
 
 use crate::config_files;
@@ -152,11 +154,11 @@ impl Engines {
             }
             Err(e @ EngineError::SessionConflict { .. }) => {
                 let message = e.to_string();
-                let v = refusal("session-conflict", message.clone());
+                let v = refusal(ReasonCode::SessionConflict, message.clone());
                 let d: Decision = Decision {
                     decision: Verdict::Deny,
                     reasons: vec![Reason {
-                        code: "session-conflict".into(),
+                        code: ReasonCode::SessionConflict,
                         message,
                         rule: None,
                         effect: None,
@@ -224,7 +226,7 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engines> {
 }
 
 /// A decision that a call could not even be judged: fail closed.
-fn refusal(code: &str, message: String) -> Value {
+fn refusal(code: ReasonCode, message: String) -> Value {
     json!({"decision": "deny", "reasons": [{"code": code, "message": message, "verdict": "deny"}], "effects": []})
 }
 
@@ -237,7 +239,7 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
             let message = format!("configuration error: {err:#}");
             eprintln!("portcullis: {message}");
             if !explain {
-                println!("{}", refusal("config-error", message));
+                println!("{}", refusal(ReasonCode::ConfigError, message));
             }
             return Ok(ExitCode::from(2));
         }
@@ -251,10 +253,10 @@ pub fn run(args: &CheckArgs, explain: bool) -> Result<ExitCode> {
                 continue;
             }
             let parsed = serde_json::from_str::<BatchLine>(&line)
-                .map_err(|e| ("bad-input", e.to_string()))
+                .map_err(|e| (ReasonCode::BadInput, e.to_string()))
                 .and_then(|req| match portcullis_policy::check_tool_name(&req.tool) {
                     Ok(()) => Ok(req),
-                    Err(why) => Err(("bad-tool-name", why)),
+                    Err(why) => Err((ReasonCode::BadToolName, why)),
                 });
             let decision = match parsed {
                 Ok(req) => {
@@ -334,10 +336,13 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
     }
     // A deny no rule can lift (a critical or protected path, the approval
     // API …): suggesting an allow rule for another part would mislead.
-    let final_deny = d
-        .judgements
-        .iter()
-        .find(|r| r.verdict == Verdict::Deny && !r.code.starts_with("rule-"));
+    let final_deny = d.judgements.iter().find(|r| {
+        r.verdict == Verdict::Deny
+            && !matches!(
+                r.code,
+                ReasonCode::RuleAllow | ReasonCode::RuleAsk | ReasonCode::RuleDeny
+            )
+    });
     for (i, e) in d.effects.iter().enumerate() {
         s.push_str(&format!("\n  effect {}: {}\n", i + 1, describe(e)));
         for r in d.judgements.iter().filter(|r| r.effect == Some(i)) {
@@ -400,26 +405,22 @@ fn describe(e: &Effect) -> String {
 
 /// What to add to the configuration (or change) for a different outcome.
 fn suggestion(e: &Effect, r: &Reason) -> String {
-    if matches!(
-        r.code.as_str(),
-        "critical-path"
-            | "protected-path"
-            | "blocked-path"
-            | "blocked-write-path"
-            | "approval-api"
-            | "bad-cwd"
-    ) {
-        return format!("nothing: no rule, grant or mode allows this ({})", r.code);
+    use ReasonCode::*;
+    match r.code {
+        CriticalPath | ProtectedPath | BlockedPath | BlockedWritePath | ApprovalApi | BadCwd => {
+            return format!("nothing: no rule, grant or mode allows this ({})", r.code);
+        }
+        RuleDeny | RuleAsk => {
+            return format!(
+                "remove or narrow the {} rule {}",
+                if r.code == RuleDeny { "deny" } else { "ask" },
+                r.rule.clone().unwrap_or_default()
+            );
+        }
+        _ => {}
     }
-    if r.code == "rule-deny" || r.code == "rule-ask" {
-        return format!(
-            "remove or narrow the {} rule {}",
-            if r.code == "rule-deny" { "deny" } else { "ask" },
-            r.rule.clone().unwrap_or_default()
-        );
-    }
-    match (e, r.code.as_str()) {
-        (Effect::Exec { argv: Some(a), .. }, "hazard") => {
+    match (e, r.code) {
+        (Effect::Exec { argv: Some(a), .. }, Hazard) => {
             format!(
                 "allow it literally: add \"Bash({})\" to [permissions] allow",
                 a.join(" ")
@@ -435,16 +436,16 @@ fn suggestion(e: &Effect, r: &Reason) -> String {
         (Effect::Exec { .. }, _) => {
             "write the command without run-time values (variables, globs, substitutions)".into()
         }
-        (Effect::Write { path, .. } | Effect::Delete { path, .. }, "workspace-edit") => {
+        (Effect::Write { path, .. } | Effect::Delete { path, .. }, WorkspaceEdit) => {
             format!(
                 "add \"Edit({path})\" (or \"Edit(./**)\") to [permissions] allow, or use mode = \"approve-for-me\""
             )
         }
-        (Effect::Read { path, .. }, "external-path") => format!(
+        (Effect::Read { path, .. }, ExternalPath) => format!(
             "add \"Read(//{}/**)\" to [permissions] allow, or [workspace] read_roots",
             parent(path)
         ),
-        (Effect::Write { path, .. } | Effect::Delete { path, .. }, "external-path") => {
+        (Effect::Write { path, .. } | Effect::Delete { path, .. }, ExternalPath) => {
             format!(
                 "add \"Edit(//{}/**)\" to [permissions] allow, or add the directory to [workspace] roots",
                 parent(path)
@@ -466,11 +467,11 @@ fn suggestion(e: &Effect, r: &Reason) -> String {
         (Effect::ToolUse { tool }, _) => {
             format!("add \"{tool}\" to [permissions] allow (or a [[tools]] manifest)")
         }
-        (_, "protected-path" | "blocked-path" | "blocked-write-path" | "read-only-root") => {
+        (_, ProtectedPath | BlockedPath | BlockedWritePath | ReadOnlyRoot) => {
             "this path is not writable by an agent; a person must do this".into()
         }
-        (_, "secret-path") => "a person must approve reading secrets".into(),
-        (_, "opaque" | "dynamic-path") => {
+        (_, SecretPath) => "a person must approve reading secrets".into(),
+        (_, Opaque | DynamicPath) => {
             "rewrite the call so it can be analysed, or ask a person".into()
         }
         _ => "ask a person, or change the mode".into(),

@@ -1,27 +1,12 @@
 //! Grants: what a person approved, applied to what the policy would ask about.
 
 use portcullis_policy::rules::{CommandPattern, Dynamics};
-use portcullis_policy::{Decision, Effect, PathFacts, ToolCall, Verdict};
+use portcullis_policy::{Decision, Effect, PathFacts, ReasonCode, ToolCall, Verdict};
 use portcullis_store::{
     AgentKind, Grant, GrantScope, GrantTarget, NewRequest, Op, Resolution, Store,
 };
 
 use crate::EngineError;
-
-/// Reasons a person may override with a grant. Everything else — deny rules,
-/// protected, blocked and critical paths, read-only roots and mode, opaque
-/// analysis, paths known only at run time — no grant covers.
-const COVERABLE: &[&str] = &[
-    "no-rule",
-    "hazard",
-    "glob-options",
-    "rule-ask",
-    "external-path",
-    "secret-path",
-    "workspace-edit",
-    "code",
-    "network",
-];
 
 /// The grant that would cover one judged effect.
 struct Cover {
@@ -89,11 +74,14 @@ fn grants_covering(
     let refused: Vec<_> = d
         .judgements
         .iter()
-        .filter(|j| j.verdict != Verdict::Allow && j.code != "unattended")
+        .filter(|j| j.verdict != Verdict::Allow && j.code != ReasonCode::Unattended)
         .collect();
     let mut covers: Vec<Cover> = Vec::new();
     for j in refused {
-        if !COVERABLE.contains(&j.code.as_str()) {
+        // Deny rules, protected, blocked and critical paths, read-only roots
+        // and mode, opaque analysis, paths known only at run time: no grant
+        // covers them (`ReasonCode::overridable`).
+        if !j.code.overridable() {
             return None;
         }
         let effect = j.effect.and_then(|i| d.effects.get(i))?;
@@ -245,12 +233,9 @@ pub(crate) fn request_for(
     let refused: Vec<_> = d
         .judgements
         .iter()
-        .filter(|j| j.verdict != Verdict::Allow && j.code != "unattended")
+        .filter(|j| j.verdict != Verdict::Allow && j.code != ReasonCode::Unattended)
         .collect();
-    if refused
-        .iter()
-        .any(|j| !COVERABLE.contains(&j.code.as_str()))
-    {
+    if refused.iter().any(|j| !j.code.overridable()) {
         return Ok(None);
     }
     let Some(j) = refused.first() else {
@@ -317,7 +302,10 @@ pub(crate) fn request_for(
         target,
         reason: j.message.clone(),
         eligible: true,
-        policy_scope: j.rule.clone().unwrap_or_else(|| j.code.clone()),
+        policy_scope: j
+            .rule
+            .clone()
+            .unwrap_or_else(|| j.code.as_str().to_string()),
         suggested,
     }))
 }

@@ -290,7 +290,7 @@ impl<F: PathFacts> Engine<F> {
                 let reasons: Vec<Reason> = grants_used
                     .iter()
                     .map(|id| Reason {
-                        code: "grant".into(),
+                        code: portcullis_policy::ReasonCode::Grant,
                         message: format!("allowed by grant #{id}"),
                         rule: None,
                         effect: None,

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::config::{Mode, Policy};
 use crate::effects::{self, Effect};
 use crate::facts::{PathFacts, Zone};
+use crate::reason::ReasonCode;
 use crate::rules::{Dynamics, Rule, RuleList, Target};
 use crate::tables::{self, PROJECT_TASKS, READ_ONLY_GIT, READ_ONLY_PROGRAMS};
 use crate::tool::ToolCall;
@@ -33,7 +34,7 @@ impl Verdict {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reason {
     /// A stable code (`rule-allow`, `hazard`, `protected-path`, `opaque` …).
-    pub code: String,
+    pub code: ReasonCode,
     pub message: String,
     /// The rule that decided, as written, with where it was written.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,7 +120,7 @@ fn strictest(
     };
     let names: Vec<&str> = calls.iter().map(|c| c.tool.name.as_str()).collect();
     let note = Reason {
-        code: "ambiguous-mcp-name".into(),
+        code: ReasonCode::AmbiguousMcpName,
         message: format!(
             "`{}` names no server: judged as each of {} and the strictest answer kept",
             original.tool.name,
@@ -165,7 +166,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     // is not absolute places nothing (agents always send an absolute one).
     if !call.cwd.starts_with('/') {
         judgements.push(Reason {
-            code: "bad-cwd".into(),
+            code: ReasonCode::BadCwd,
             message: format!(
                 "the working directory `{}` is not an absolute path, so no path can be placed",
                 call.cwd
@@ -186,7 +187,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         && let Some(why) = crate::approval_api::reaches(&call.input, &derived.items, port)
     {
         judgements.push(Reason {
-            code: "approval-api".into(),
+            code: ReasonCode::ApprovalApi,
             message: format!("the agent may not call the approval server: {why}"),
             rule: None,
             effect: None,
@@ -216,7 +217,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     judgements.extend(foreign_git_repositories(&derived.items, &ctx));
     if judgements.is_empty() {
         judgements.push(Reason {
-            code: "no-effect".into(),
+            code: ReasonCode::NoEffect,
             message: "the call has no effect to judge".into(),
             rule: None,
             effect: None,
@@ -236,7 +237,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     if verdict == Verdict::Ask && policy.unattended {
         verdict = Verdict::Deny;
         reasons.push(Reason {
-            code: "unattended".into(),
+            code: ReasonCode::Unattended,
             message: "no person can answer a question here, so what would be asked is denied"
                 .into(),
             rule: None,
@@ -270,12 +271,12 @@ fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str) -> bool {
 
 fn rule_reason(rule: &Rule, effect: Option<usize>, what: &str) -> Reason {
     let (code, verdict) = match rule.list {
-        RuleList::Deny => ("rule-deny", Verdict::Deny),
-        RuleList::Ask => ("rule-ask", Verdict::Ask),
-        RuleList::Allow => ("rule-allow", Verdict::Allow),
+        RuleList::Deny => (ReasonCode::RuleDeny, Verdict::Deny),
+        RuleList::Ask => (ReasonCode::RuleAsk, Verdict::Ask),
+        RuleList::Allow => (ReasonCode::RuleAllow, Verdict::Allow),
     };
     Reason {
-        code: code.into(),
+        code,
         message: format!("{what}: {} rule `{}`", rule.list_name(), rule.text),
         rule: Some(format!("{} ({})", rule.text, rule.source)),
         effect,
@@ -283,9 +284,9 @@ fn rule_reason(rule: &Rule, effect: Option<usize>, what: &str) -> Reason {
     }
 }
 
-fn reason(verdict: Verdict, code: &str, message: impl Into<String>) -> Reason {
+fn reason(verdict: Verdict, code: ReasonCode, message: impl Into<String>) -> Reason {
     Reason {
-        code: code.into(),
+        code,
         message: message.into(),
         rule: None,
         effect: None,
@@ -304,11 +305,11 @@ impl Rule {
 }
 
 /// By mode, when no rule decided: what happens to something not provably harmless.
-fn by_mode(mode: Mode, code: &str, message: String) -> Reason {
+fn by_mode(mode: Mode, code: ReasonCode, message: String) -> Reason {
     match mode {
         Mode::FullAccess => reason(
             Verdict::Allow,
-            "mode-full-access",
+            ReasonCode::ModeFullAccess,
             format!("{message}; allowed in full-access mode"),
         ),
         Mode::ReadOnly => reason(
@@ -351,7 +352,7 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
                 if !literal {
                     return reason(
                         Verdict::Ask,
-                        "destructive-tool",
+                        ReasonCode::DestructiveTool,
                         format!(
                             "MCP tool `{full}` declares itself destructive: {} does not cover it, only a rule naming it (`{full}`)",
                             r.rule
@@ -418,13 +419,13 @@ fn build_files_written_then_run(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> 
         let mut r = if ctx.mode == Mode::FullAccess {
             reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!("{what}; allowed in full-access mode"),
             )
         } else {
             reason(
                 Verdict::Ask,
-                "code",
+                ReasonCode::Code,
                 format!("{what}: code written and run in one call needs a person"),
             )
         };
@@ -490,11 +491,11 @@ fn foreign_git_repositories(items: &[Effect], ctx: &Ctx<'_>) -> Vec<Reason> {
                 let mut r = if ctx.mode == Mode::FullAccess {
                     reason(
                         Verdict::Allow,
-                        "mode-full-access",
+                        ReasonCode::ModeFullAccess,
                         format!("{what}; allowed in full-access mode"),
                     )
                 } else {
-                    reason(Verdict::Ask, "code", what)
+                    reason(Verdict::Ask, ReasonCode::Code, what)
                 };
                 r.effect = Some(i);
                 out.push(r);
@@ -550,13 +551,13 @@ fn secret_env_reads(derived: &effects::Effects, ctx: &Ctx<'_>) -> Vec<Reason> {
         let mut reason = if ctx.mode == Mode::FullAccess {
             reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!("{what}; allowed in full-access mode"),
             )
         } else {
             reason(
                 Verdict::Ask,
-                "secret-path",
+                ReasonCode::SecretPath,
                 format!("{what}; not read without a person"),
             )
         };
@@ -685,7 +686,7 @@ fn mentioned_paths(word: &str) -> Vec<&str> {
 /// policy (the mode, a hazard, a protected path) would deny, the deny stands.
 fn judge_exec(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>) -> Reason {
     let r = judge_exec_with(cmd, ctx, true);
-    if r.code != "rule-ask" {
+    if r.code != ReasonCode::RuleAsk {
         return r;
     }
     let rest = judge_exec_with(cmd, ctx, false);
@@ -748,7 +749,7 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         };
         return reason(
             verdict,
-            "glob-options",
+            ReasonCode::GlobOptions,
             format!("{what}: `{word}` can expand to file names that read as options"),
         );
     }
@@ -772,7 +773,7 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         if ctx.mode == Mode::FullAccess {
             return reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!(
                     "{what}: {} (hazard `{}`), allowed in full-access mode",
                     h.message, h.code
@@ -786,7 +787,7 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         };
         return reason(
             verdict,
-            "hazard",
+            ReasonCode::Hazard,
             format!(
                 "{what}: {} (hazard `{}`); only a rule naming {} literally allows it",
                 h.message,
@@ -816,7 +817,7 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         };
         return reason(
             Verdict::Allow,
-            "read-only-program",
+            ReasonCode::ReadOnlyProgram,
             format!("{what}: {why}"),
         );
     }
@@ -827,11 +828,15 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
     {
         return reason(
             Verdict::Allow,
-            "mode-approve-for-me",
+            ReasonCode::ModeApproveForMe,
             format!("{what}: a known program; its effects are judged one by one"),
         );
     }
-    by_mode(ctx.mode, "no-rule", format!("{what}: no rule allows it"))
+    by_mode(
+        ctx.mode,
+        ReasonCode::NoRule,
+        format!("{what}: no rule allows it"),
+    )
 }
 
 fn is_read_only(cmd: &portcullis_shell::Command) -> bool {
@@ -948,7 +953,7 @@ fn harmless_device(path: &str, op: PathOp) -> bool {
 /// policy would deny (read-only mode, a protected path), the deny stands.
 fn judge_path(op: PathOp, path: &str, dynamic: bool, ctx: &Ctx<'_>) -> Reason {
     let r = judge_path_with(op, path, dynamic, ctx, true);
-    if r.code != "rule-ask" {
+    if r.code != ReasonCode::RuleAsk {
         return r;
     }
     let rest = judge_path_with(op, path, dynamic, ctx, false);
@@ -980,7 +985,7 @@ fn judge_path_with(
     if !dynamic && harmless_device(path, op) {
         return reason(
             Verdict::Allow,
-            "harmless-device",
+            ReasonCode::HarmlessDevice,
             format!("{what}: a harmless device"),
         );
     }
@@ -1004,7 +1009,7 @@ fn judge_path_with(
         if ctx.mode == Mode::FullAccess {
             return reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!("{what}: path known only at run time; allowed in full-access mode"),
             );
         }
@@ -1015,7 +1020,7 @@ fn judge_path_with(
         };
         return reason(
             verdict,
-            "dynamic-path",
+            ReasonCode::DynamicPath,
             format!("{what}: the path is only known at run time"),
         );
     }
@@ -1048,7 +1053,7 @@ fn judge_path_with(
     if fact.blocked {
         return reason(
             Verdict::Deny,
-            "blocked-path",
+            ReasonCode::BlockedPath,
             format!("{shown}: a blocked path"),
         );
     }
@@ -1057,7 +1062,7 @@ fn judge_path_with(
     {
         return reason(
             Verdict::Deny,
-            "critical-path",
+            ReasonCode::CriticalPath,
             format!(
                 "{shown}: deletes the root, the home directory, or the working directory and what holds it"
             ),
@@ -1067,21 +1072,21 @@ fn judge_path_with(
         if fact.blocked_write {
             return reason(
                 Verdict::Deny,
-                "blocked-write-path",
+                ReasonCode::BlockedWritePath,
                 format!("{shown}: blocked for writes"),
             );
         }
         if let Some(why) = &fact.protected {
             return reason(
                 Verdict::Deny,
-                "protected-path",
+                ReasonCode::ProtectedPath,
                 format!("{shown}: protected ({why}); never written by an agent"),
             );
         }
         if let Some(why) = &fact.contains_protected {
             return reason(
                 Verdict::Deny,
-                "protected-path",
+                ReasonCode::ProtectedPath,
                 format!(
                     "{shown}: holds a protected path ({why}); never replaced, moved or removed \
                      by an agent"
@@ -1096,7 +1101,7 @@ fn judge_path_with(
             };
             return reason(
                 v,
-                "hard-link",
+                ReasonCode::HardLink,
                 format!("{shown}: a file with several hard links may be written elsewhere too"),
             );
         }
@@ -1107,7 +1112,7 @@ fn judge_path_with(
         if ctx.mode == Mode::FullAccess {
             return reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!("{shown}: a secret ({why}); allowed in full-access mode"),
             );
         }
@@ -1118,14 +1123,14 @@ fn judge_path_with(
         };
         return reason(
             Verdict::Ask,
-            "secret-path",
+            ReasonCode::SecretPath,
             format!("{shown}: a secret ({why}); not {verb} without a person"),
         );
     }
     if ctx.mode == Mode::ReadOnly && op != PathOp::Read {
         return reason(
             Verdict::Deny,
-            "read-only-mode",
+            ReasonCode::ReadOnlyMode,
             format!("{shown}: no writes in read-only mode"),
         );
     }
@@ -1143,19 +1148,19 @@ fn judge_path_with(
     match (fact.zone, op, allow) {
         (Zone::Workspace | Zone::ReadRoot, PathOp::Read, _) => reason(
             Verdict::Allow,
-            "workspace-read",
+            ReasonCode::WorkspaceRead,
             format!("{shown}: inside the workspace"),
         ),
         (zone, _, Some(rule)) if zone != Zone::ReadRoot => rule_reason(rule, None, &shown),
         (Zone::ReadRoot, _, _) => reason(
             Verdict::Deny,
-            "read-only-root",
+            ReasonCode::ReadOnlyRoot,
             format!("{shown}: inside a read-only root"),
         ),
         (Zone::Workspace, _, _) => match ctx.mode {
             Mode::ApproveForMe | Mode::FullAccess => reason(
                 Verdict::Allow,
-                "workspace-edit",
+                ReasonCode::WorkspaceEdit,
                 format!(
                     "{shown}: a workspace edit, allowed in {} mode",
                     ctx.mode.as_str()
@@ -1163,29 +1168,29 @@ fn judge_path_with(
             ),
             Mode::ReadOnly => reason(
                 Verdict::Deny,
-                "read-only-mode",
+                ReasonCode::ReadOnlyMode,
                 format!("{shown}: no writes in read-only mode"),
             ),
             Mode::Ask => reason(
                 Verdict::Ask,
-                "workspace-edit",
+                ReasonCode::WorkspaceEdit,
                 format!("{shown}: no Edit rule allows this write"),
             ),
         },
         (Zone::External, _, _) => match ctx.mode {
             Mode::FullAccess => reason(
                 Verdict::Allow,
-                "mode-full-access",
+                ReasonCode::ModeFullAccess,
                 format!("{shown}: outside the workspace; allowed in full-access mode"),
             ),
             Mode::ReadOnly if op != PathOp::Read => reason(
                 Verdict::Deny,
-                "read-only-mode",
+                ReasonCode::ReadOnlyMode,
                 format!("{shown}: no writes in read-only mode"),
             ),
             _ => reason(
                 Verdict::Ask,
-                "external-path",
+                ReasonCode::ExternalPath,
                 format!("{shown}: outside the workspace (eligible for approval)"),
             ),
         },
@@ -1275,7 +1280,11 @@ fn judge_network(program: Option<&str>, host: Option<&str>, ctx: &Ctx<'_>) -> Re
             return rule_reason(rule, None, &what);
         }
     }
-    by_mode(ctx.mode, "network", format!("{what}: no rule allows it"))
+    by_mode(
+        ctx.mode,
+        ReasonCode::Network,
+        format!("{what}: no rule allows it"),
+    )
 }
 
 fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
@@ -1287,7 +1296,7 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
     if ctx.mode == Mode::FullAccess {
         return reason(
             Verdict::Allow,
-            "mode-full-access",
+            ReasonCode::ModeFullAccess,
             format!("{what}; allowed in full-access mode"),
         );
     }
@@ -1313,7 +1322,7 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
     if ctx.mode == Mode::ApproveForMe && project_task {
         return reason(
             Verdict::Allow,
-            "mode-approve-for-me",
+            ReasonCode::ModeApproveForMe,
             format!("{what}: the project's own task"),
         );
     }
@@ -1327,7 +1336,7 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
     } else {
         format!("only a rule naming `{source}` literally allows it")
     };
-    reason(v, "code", format!("{what}: {needs}"))
+    reason(v, ReasonCode::Code, format!("{what}: {needs}"))
 }
 
 fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason {
@@ -1345,7 +1354,11 @@ fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason 
     {
         return rule_reason(rule, None, &what);
     }
-    by_mode(ctx.mode, "no-rule", format!("{what}: no rule allows it"))
+    by_mode(
+        ctx.mode,
+        ReasonCode::NoRule,
+        format!("{what}: no rule allows it"),
+    )
 }
 
 fn judge_opaque(why: &str, text: &str, ctx: &Ctx<'_>, _all: &[Effect]) -> Reason {
@@ -1361,7 +1374,7 @@ fn judge_opaque(why: &str, text: &str, ctx: &Ctx<'_>, _all: &[Effect]) -> Reason
             }
         }
     }
-    by_mode(ctx.mode, "opaque", what)
+    by_mode(ctx.mode, ReasonCode::Opaque, what)
 }
 
 /// Judges a call while an Agent Skill's `allowed-tools` is active.
@@ -1381,7 +1394,7 @@ pub fn decide_with_skill(
     let access = skill.tool_access(&call.tool.name);
     let deny = |mut d: Decision, message: String| {
         let r = Reason {
-            code: "skill-restricted".into(),
+            code: ReasonCode::SkillRestricted,
             message,
             rule: None,
             effect: None,

@@ -9,8 +9,8 @@
 )]
 
 use portcullis_policy::{
-    Decision, Effect, FsAccess, Layer, LayerKind, LexicalFacts, Manifest, Origin, Policy, ToolCall,
-    ToolRef, Verdict, decide,
+    Decision, Effect, FsAccess, Layer, LayerKind, LexicalFacts, Manifest, Origin, Policy,
+    ReasonCode, ToolCall, ToolRef, Verdict, decide,
 };
 use serde_json::{Value, json};
 
@@ -143,7 +143,7 @@ fn opaque_and_dynamic_parts_ask_and_unattended_denies() {
     let unattended = policy(&format!("unattended = true\n{BASE}"));
     let d = bash(&unattended, "$CMD --all");
     assert_eq!(d.decision, Verdict::Deny);
-    assert!(d.reasons.iter().any(|r| r.code == "unattended"));
+    assert!(d.reasons.iter().any(|r| r.code == ReasonCode::Unattended));
     assert_eq!(verdict(&unattended, "git status"), Verdict::Allow);
 }
 
@@ -172,7 +172,7 @@ allow = ["Bash(git *)", "Bash(echo *)", "Bash(frob *)"]
         assert!(
             d.reasons
                 .iter()
-                .any(|r| r.code == "secret-path" && r.message.contains("names")),
+                .any(|r| r.code == ReasonCode::SecretPath && r.message.contains("names")),
             "{command}: {:?}",
             d.reasons
         );
@@ -230,7 +230,7 @@ fn a_working_directory_that_is_not_absolute_is_denied() {
         c.cwd = cwd.into();
         let d = decide(&c, &p, &facts());
         assert_eq!(d.decision, Verdict::Deny, "{cwd:?}");
-        assert_eq!(d.reasons[0].code, "bad-cwd", "{cwd:?}");
+        assert_eq!(d.reasons[0].code, ReasonCode::BadCwd, "{cwd:?}");
     }
 }
 
@@ -682,7 +682,9 @@ fn a_destructive_mcp_tool_needs_a_rule_naming_it() {
     let d = decide(&c, &wildcard, &facts());
     assert_eq!(d.decision, Verdict::Ask, "{d:?}");
     assert!(
-        d.reasons.iter().any(|r| r.code == "destructive-tool"),
+        d.reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::DestructiveTool),
         "{d:?}"
     );
     assert_eq!(decide(&c, &literal, &facts()).decision, Verdict::Allow);
@@ -743,7 +745,7 @@ allow = ["Bash(echo *)", "Bash(printf *)", "Bash(printenv *)", "Bash(env *)", "B
         let d = bash(&p, command);
         assert_eq!(d.decision, Verdict::Ask, "{command}: {:?}", d.reasons);
         assert!(
-            d.reasons.iter().any(|r| r.code == "secret-path"
+            d.reasons.iter().any(|r| r.code == ReasonCode::SecretPath
                 && r.message.contains("environment variable")
                 && r.effect.is_some()),
             "{command}: {:?}",

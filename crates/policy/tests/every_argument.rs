@@ -11,7 +11,7 @@
 )]
 
 use portcullis_policy::{
-    Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
+    Layer, LayerKind, LexicalFacts, Origin, Policy, ReasonCode, ToolCall, ToolRef, Verdict, decide,
 };
 use serde_json::{Value, json};
 
@@ -148,7 +148,11 @@ fn mcp_names_that_cannot_be_split_safely_are_not_guessed() {
         &facts(),
     );
     assert_eq!(d.decision, Verdict::Deny, "{:?}", d.reasons);
-    assert!(d.reasons.iter().any(|r| r.code == "ambiguous-mcp-name"));
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::AmbiguousMcpName)
+    );
     // With the server named, no guessing is needed.
     let d = decide(
         &call("mcp__my__fs_write_file", Origin::Mcp, Some("my"), json!({})),

@@ -14,7 +14,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use portcullis_engine::{CallContext, EngineError, SessionSources};
-use portcullis_policy::{Origin, ToolCall, ToolRef, Verdict};
+use portcullis_policy::{Origin, ReasonCode, ToolCall, ToolRef, Verdict};
 use portcullis_store::{AgentKind, AuditFilter, NewSession, Resolution, unix_now};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -159,7 +159,7 @@ async fn run_decide(
             state.metrics.record(Some(Verdict::Deny), started.elapsed());
             return Ok(Json(json!({
                 "decision": "deny",
-                "reasons": [{"code": "config-error", "message": format!("configuration error: {why}"), "verdict": "deny"}],
+                "reasons": [{"code": ReasonCode::ConfigError, "message": format!("configuration error: {why}"), "verdict": "deny"}],
                 "effects": [],
             }))
             .into_response());
