@@ -11,7 +11,7 @@
 //! the caller turns into [`deny_reply`]. Unknown fields and unknown enum values
 //! (a new `permission_mode`) are tolerated.
 
-use portcullis_policy::{Origin, ToolCall, ToolRef};
+use portcullis_policy::{McpToolName, Origin, ToolCall, ToolRef};
 use serde_json::{Value, json};
 
 /// The agents portcullis speaks to.
@@ -173,11 +173,6 @@ fn required(v: &Value, key: &'static str) -> Result<String, AdapterError> {
     Ok(value)
 }
 
-/// `mcp__server__tool` from a server and a tool name.
-fn mcp_name(server: &str, tool: &str) -> String {
-    format!("mcp__{server}__{tool}")
-}
-
 fn tool(name: String, origin: Origin, server: Option<String>) -> ToolRef {
     ToolRef {
         name,
@@ -210,12 +205,9 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
         .cloned()
         .ok_or(AdapterError::Missing("tool_input"))?;
     let cwd = required(v, "cwd")?;
-    let (tool_ref, input) = match name
-        .strip_prefix("mcp__")
-        .and_then(|rest| rest.split_once("__"))
-    {
-        Some((server, t)) => (
-            tool(mcp_name(server, t), Origin::Mcp, Some(server.to_string())),
+    let (tool_ref, input) = match McpToolName::parse(&name) {
+        Some(mcp) => (
+            tool(mcp.to_string(), Origin::Mcp, Some(mcp.server().to_string())),
             input,
         ),
         None => (tool(name, Origin::Core, None), input),
@@ -281,8 +273,9 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
                 .or_else(|| text(v, "command"))
                 .map(|s| server_name(&s))
                 .unwrap_or_else(|| "unknown".into());
+            let mcp = McpToolName::new(server.as_str(), name);
             (
-                tool(mcp_name(&server, &name), Origin::Mcp, Some(server)),
+                tool(mcp.to_string(), Origin::Mcp, Some(server)),
                 input,
                 true,
             )
@@ -461,11 +454,12 @@ fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
         .map(str::to_string);
     let tool_ref = match (mcp_server, name.strip_prefix("mcp_")) {
         (Some(server), _) => {
+            // Gemini's own spelling: `mcp_<server>_<tool>`.
             let t = name
                 .strip_prefix(&format!("mcp_{server}_"))
-                .unwrap_or(&name)
-                .to_string();
-            tool(mcp_name(&server, &t), Origin::Mcp, Some(server))
+                .unwrap_or(&name);
+            let mcp = McpToolName::new(server.as_str(), t);
+            tool(mcp.to_string(), Origin::Mcp, Some(server))
         }
         (None, Some(_)) => {
             // `mcp_my_fs_write_file` has several splits (server `my`,
@@ -688,6 +682,63 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Claude Code and Codex spell MCP tools `mcp__server__tool`: the server
+    /// ends at the first `__`, and a name with empty parts is still an MCP
+    /// call (judged with zero trust), never one of the agent's own tools.
+    #[test]
+    fn mcp_names_are_split_at_the_first_separator() {
+        use super::{Agent, Origin, parse};
+        for (name, origin, server) in [
+            ("mcp__gh__create_issue", Origin::Mcp, Some("gh")),
+            ("mcp__gh__a__b", Origin::Mcp, Some("gh")),
+            ("mcp__my_fs__write_file", Origin::Mcp, Some("my_fs")),
+            ("mcp____x", Origin::Mcp, Some("")),
+            ("mcp__gh__", Origin::Mcp, Some("gh")),
+            ("mcp__gh", Origin::Core, None),
+            ("mcp_gh_tool", Origin::Core, None),
+        ] {
+            for agent in [Agent::ClaudeCode, Agent::Codex] {
+                let payload = serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/w", "tool_name": name, "tool_input": {}});
+                let call = parse(agent, payload.to_string().as_bytes())
+                    .expect("parses")
+                    .call;
+                assert_eq!(call.tool.name, name, "{agent:?}");
+                assert_eq!(call.tool.origin, origin, "{agent:?} {name}");
+                assert_eq!(call.tool.server.as_deref(), server, "{agent:?} {name}");
+            }
+        }
+    }
+
+    /// Gemini's `mcp_<server>_<tool>` with the server in `mcp_context`
+    /// becomes `mcp__server__tool`; without it the name stays as sent, for
+    /// the policy to judge every reading.
+    #[test]
+    fn gemini_mcp_names_become_the_common_spelling() {
+        use super::{Agent, Origin, parse};
+        let call = |name: &str, context: Option<&str>| {
+            let mut payload = serde_json::json!({"hook_event_name": "BeforeTool", "session_id": "s", "cwd": "/w", "tool_name": name, "tool_input": {}});
+            if let Some(server) = context {
+                payload["mcp_context"] = serde_json::json!({"server_name": server});
+            }
+            parse(Agent::Gemini, payload.to_string().as_bytes())
+                .expect("parses")
+                .call
+                .tool
+        };
+        let t = call("mcp_my_fs_write_file", Some("my_fs"));
+        assert_eq!(
+            (t.name.as_str(), t.origin, t.server.as_deref()),
+            ("mcp__my_fs__write_file", Origin::Mcp, Some("my_fs"))
+        );
+        let t = call("mcp_my_fs_write_file", None);
+        assert_eq!(
+            (t.name.as_str(), t.origin, t.server.as_deref()),
+            ("mcp_my_fs_write_file", Origin::Mcp, None)
+        );
+        let t = call("read_file", None);
+        assert_eq!((t.name.as_str(), t.origin), ("read_file", Origin::Core));
     }
 
     #[test]

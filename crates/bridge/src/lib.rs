@@ -34,7 +34,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use portcullis_engine::{CallContext, HOLD_POLL, HoldStatus, SessionSources, resolve_session};
-use portcullis_policy::{FsAccess, Manifest, Origin, Policy, ToolCall, ToolRef, Verdict};
+use portcullis_policy::{
+    FsAccess, Manifest, McpToolName, Origin, Policy, ToolCall, ToolRef, Verdict,
+};
 use portcullis_store::{NewSession, PinCheck};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -594,7 +596,7 @@ impl<A: Authority> ServerHandler for Bridge<A> {
         if self.shared.offered.read().await.is_empty() {
             self.refresh().await?;
         }
-        let full = format!("mcp__{}__{name}", self.shared.name);
+        let full = McpToolName::new(self.shared.name.as_str(), name.as_str()).to_string();
         // The policy calls are judged under now: its hold settings and the UI's address.
         let policy = self.shared.authority.policy().await.ok();
         let ui_base = policy.as_deref().map(Self::ui_base).unwrap_or_default();

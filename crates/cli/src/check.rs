@@ -397,7 +397,9 @@ fn describe(e: &Effect) -> String {
             source,
             reason,
         } => format!("{program} runs code through {source}: {reason}"),
-        Effect::McpCall { server, tool } => format!("calls MCP tool {tool} of server {server}"),
+        Effect::McpCall(name) => {
+            format!("calls MCP tool {} of server {}", name.tool(), name.server())
+        }
         Effect::ToolUse { tool } => format!("uses the tool {tool}"),
         Effect::Opaque { reason, text } => format!("cannot be analysed ({reason}): {text}"),
     }
@@ -461,9 +463,7 @@ fn suggestion(e: &Effect, r: &Reason) -> String {
             },
             _,
         ) => format!("add \"WebFetch(domain:{h})\" to [permissions] allow"),
-        (Effect::McpCall { server, tool }, _) => {
-            format!("add \"mcp__{server}__{tool}\" to [permissions] allow")
-        }
+        (Effect::McpCall(name), _) => format!("add \"{name}\" to [permissions] allow"),
         (Effect::ToolUse { tool }, _) => {
             format!("add \"{tool}\" to [permissions] allow (or a [[tools]] manifest)")
         }

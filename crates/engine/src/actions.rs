@@ -114,7 +114,7 @@ pub fn decide_pin(
             }
             .into(),
             session: None,
-            tool: Some(format!("mcp__{server}__{tool}")),
+            tool: Some(portcullis_policy::McpToolName::new(server, tool).to_string()),
             verdict: None,
             detail: serde_json::json!({"server": server, "tool": tool, "hash": hash, "by": by}),
         },

@@ -174,7 +174,7 @@ fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision, call: &ToolCal
         Effect::Exec { command, .. } => g.op == Op::Exec && command_covered(g, command),
         // The call of a tool judged by name (an MCP tool): a grant naming this
         // very tool. What its input names is judged by its own effects.
-        Effect::McpCall { .. } | Effect::ToolUse { .. } => {
+        Effect::McpCall(_) | Effect::ToolUse { .. } => {
             g.op == Op::Exec
                 && matches!(&g.target, GrantTarget::Tool { name } if *name == call.tool.name)
         }
@@ -262,7 +262,7 @@ pub(crate) fn request_for(
                 pattern: portcullis_shell::join(&command.words),
             },
         ),
-        (None, Effect::McpCall { .. } | Effect::ToolUse { .. }) => (
+        (None, Effect::McpCall(_) | Effect::ToolUse { .. }) => (
             Op::Exec,
             GrantTarget::Tool {
                 name: call.tool.name.clone(),

@@ -201,7 +201,7 @@ impl<F: PathFacts> Engine<F> {
                 &AuditEvent {
                     kind: kind.into(),
                     session: session.map(str::to_string),
-                    tool: Some(format!("mcp__{server}__{tool}")),
+                    tool: Some(portcullis_policy::McpToolName::new(server, tool).to_string()),
                     verdict: None,
                     detail,
                 },
@@ -404,8 +404,8 @@ fn audit_event(
             }
             Effect::Network { host, .. } => serde_json::json!({"kind": "network", "host": host}),
             Effect::Code { program, .. } => serde_json::json!({"kind": "code", "program": program}),
-            Effect::McpCall { server, tool } => {
-                serde_json::json!({"kind": "mcp", "server": server, "tool": tool})
+            Effect::McpCall(name) => {
+                serde_json::json!({"kind": "mcp", "server": name.server(), "tool": name.tool()})
             }
             Effect::ToolUse { tool } => serde_json::json!({"kind": "tool", "tool": tool}),
             Effect::Opaque { reason, .. } => {

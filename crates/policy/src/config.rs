@@ -10,6 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::ConfigError;
+use crate::mcp_name::McpToolName;
 use crate::rules::{Rule, RuleList};
 use crate::tables::{ToolTable, claude_code_table};
 use crate::tool::{Manifest, Origin};
@@ -126,7 +127,7 @@ impl McpServer {
     pub fn check_name(name: &str) -> Result<(), &'static str> {
         let ok = !name.is_empty()
             && name.len() <= 64
-            && !name.contains("__")
+            && !name.contains(McpToolName::SEPARATOR)
             && name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
@@ -350,7 +351,7 @@ impl Layer {
                     ),
                 });
             }
-            let prefix = format!("mcp__{name}__");
+            let prefix = McpToolName::server_prefix(name);
             for (list, entries) in [
                 (RuleList::Deny, &m.deny),
                 (RuleList::Ask, &m.ask),

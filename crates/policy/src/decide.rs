@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::config::{Mode, Policy};
 use crate::effects::{self, Effect};
 use crate::facts::{PathFacts, Zone};
+use crate::mcp_name::McpToolName;
 use crate::reason::ReasonCode;
 use crate::rules::{Dynamics, Rule, RuleList, Target};
 use crate::tables::{self, PROJECT_TASKS, READ_ONLY_GIT, READ_ONLY_PROGRAMS};
@@ -93,9 +94,10 @@ fn ambiguous_mcp_splits(call: &ToolCall) -> Option<Vec<ToolCall>> {
         .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
         .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
         .map(|(server, tool)| {
+            let name = McpToolName::new(server, tool);
             let mut c = call.clone();
-            c.tool.name = format!("mcp__{server}__{tool}");
-            c.tool.server = Some(server.to_string());
+            c.tool.name = name.to_string();
+            c.tool.server = Some(name.server().to_string());
             c
         })
         .collect();
@@ -257,14 +259,16 @@ fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str) -> bool {
     match &rule.target {
         Target::Tool(n) => n == "*" || n == tool || n == rule_name,
         Target::Unevaluated { tool: t, .. } => t == tool,
+        // On the name as spelt: a rule's server is read up to the first `__`
+        // of its text, as the call's name is.
         Target::Mcp { server, tool: None } => {
-            rule_name.starts_with("mcp__")
-                && (server == "*" || rule_name.starts_with(&format!("mcp__{server}__")))
+            rule_name.starts_with(McpToolName::PREFIX)
+                && (server == "*" || rule_name.starts_with(&McpToolName::server_prefix(server)))
         }
         Target::Mcp {
             server,
             tool: Some(t),
-        } => rule_name == format!("mcp__{server}__{t}"),
+        } => rule_name == McpToolName::new(server.as_str(), t.as_str()).to_string(),
         _ => false,
     }
 }
@@ -340,8 +344,8 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
             source,
             reason: why,
         } => judge_code(program, source, why, ctx),
-        Effect::McpCall { server, tool } => {
-            let full = format!("mcp__{server}__{tool}");
+        Effect::McpCall(name) => {
+            let full = name.to_string();
             let r = judge_tool(&full, tool_rule_name, ctx, "MCP tool");
             if ctx.destructive && r.verdict == Verdict::Allow && ctx.mode != Mode::FullAccess {
                 let literal = ctx

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::Policy;
+use crate::mcp_name::McpToolName;
 use crate::tables::{SHELL_FIELDS, ToolKind};
 use crate::tool::{FsAccess, Origin, ToolCall};
 
@@ -57,8 +58,8 @@ pub enum Effect {
         source: String,
         reason: String,
     },
-    /// A call of an MCP server's tool.
-    McpCall { server: String, tool: String },
+    /// A call of an MCP server's tool (serialized as `server` and `tool`).
+    McpCall(McpToolName),
     /// A call of a tool whose effects are not modelled (judged by tool rules).
     ToolUse { tool: String },
     /// Something the analysis could not see through.
@@ -91,10 +92,12 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     };
     let input = &call.input;
     let origin = call.tool.origin;
-    if origin == Origin::Mcp || call.tool.name.starts_with("mcp__") && origin != Origin::Core {
-        let (server, tool) = mcp_names(call);
-        out.tool_rule_name = format!("mcp__{server}__{tool}");
-        out.items.push(Effect::McpCall { server, tool });
+    if origin == Origin::Mcp
+        || call.tool.name.starts_with(McpToolName::PREFIX) && origin != Origin::Core
+    {
+        let name = mcp_name(call);
+        out.tool_rule_name = name.to_string();
+        out.items.push(Effect::McpCall(name));
         let start = out.items.len();
         let mut budget = ZERO_TRUST_BUDGET;
         zero_trust(input, &mut out, "", &mut budget);
@@ -184,23 +187,21 @@ pub fn derive(call: &ToolCall, policy: &Policy) -> Effects {
     out
 }
 
-fn mcp_names(call: &ToolCall) -> (String, String) {
+/// The MCP tool a call names. With a server given, the name is read as one
+/// of its tools (taken whole when not spelt `mcp__<server>__…`). Without, a
+/// call that says it is MCP is one whether or not its name has the prefix:
+/// `server__tool` is split as `mcp__server__tool` is, anything else is a
+/// tool of no server.
+fn mcp_name(call: &ToolCall) -> McpToolName {
+    let name = call.tool.name.as_str();
     if let Some(server) = &call.tool.server {
-        let tool = call
-            .tool
-            .name
-            .strip_prefix(&format!("mcp__{server}__"))
-            .unwrap_or(&call.tool.name);
-        return (server.clone(), tool.to_string());
+        return McpToolName::parse_for(server, name)
+            .unwrap_or_else(|| McpToolName::new(server.as_str(), name));
     }
-    let rest = call
-        .tool
-        .name
-        .strip_prefix("mcp__")
-        .unwrap_or(&call.tool.name);
-    match rest.split_once("__") {
-        Some((s, t)) => (s.to_string(), t.to_string()),
-        None => (String::new(), rest.to_string()),
+    let rest = name.strip_prefix(McpToolName::PREFIX).unwrap_or(name);
+    match rest.split_once(McpToolName::SEPARATOR) {
+        Some((server, tool)) => McpToolName::new(server, tool),
+        None => McpToolName::new("", rest),
     }
 }
 
@@ -651,4 +652,49 @@ fn looks_like_path(s: &str) -> bool {
 /// The opaque reason of the shell analysis, for callers comparing.
 pub fn is_code_from_file(reason: &str) -> bool {
     reason == OpaqueReason::CodeFromFile.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ToolRef;
+
+    fn named(name: &str, server: Option<&str>) -> (String, String) {
+        let call = ToolCall {
+            tool: ToolRef {
+                name: name.into(),
+                origin: Origin::Mcp,
+                server: server.map(str::to_string),
+                manifest: None,
+            },
+            input: serde_json::json!({}),
+            cwd: "/w".into(),
+        };
+        mcp_name(&call).into_parts()
+    }
+
+    fn pair(s: &str, t: &str) -> (String, String) {
+        (s.to_string(), t.to_string())
+    }
+
+    #[test]
+    fn an_mcp_calls_tool_name() {
+        // The server given is taken whole; the name is read against it.
+        assert_eq!(named("mcp__gh__t", Some("gh")), pair("gh", "t"));
+        assert_eq!(named("mcp__a__b__t", Some("a__b")), pair("a__b", "t"));
+        assert_eq!(
+            named("create_issue", Some("gh")),
+            pair("gh", "create_issue")
+        );
+        assert_eq!(
+            named("mcp__other__t", Some("gh")),
+            pair("gh", "mcp__other__t")
+        );
+        // Without one: split at the first `__`, prefix or not.
+        assert_eq!(named("mcp__gh__a__b", None), pair("gh", "a__b"));
+        assert_eq!(named("gh__t", None), pair("gh", "t"));
+        assert_eq!(named("mcp____t", None), pair("", "t"));
+        assert_eq!(named("mcp__gh", None), pair("", "gh"));
+        assert_eq!(named("tool", None), pair("", "tool"));
+    }
 }

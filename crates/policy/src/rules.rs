@@ -10,6 +10,7 @@ use portcullis_shell::Command;
 use serde::Serialize;
 
 use crate::error::RuleError;
+use crate::mcp_name::McpToolName;
 
 /// Which list a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -109,24 +110,26 @@ impl Rule {
                 };
                 Target::Domain(DomainPattern::parse(domain).map_err(err)?)
             }
-            (name, None) if name.starts_with("mcp__") => {
-                let rest = &name["mcp__".len()..];
-                let (server, tool) = match rest.split_once("__") {
-                    Some((server, "*")) => (server, None),
-                    Some((server, tool)) => (server, Some(tool.to_string())),
-                    None => (rest, None),
+            (name, None) if name.starts_with(McpToolName::PREFIX) => {
+                // `mcp__server__tool`, `mcp__server__*` or `mcp__server`.
+                let (server, tool) = match McpToolName::parse(name).map(McpToolName::into_parts) {
+                    Some((server, tool)) if tool == "*" => (server, None),
+                    Some((server, tool)) => (server, Some(tool)),
+                    None => (
+                        name.strip_prefix(McpToolName::PREFIX)
+                            .unwrap_or(name)
+                            .to_string(),
+                        None,
+                    ),
                 };
                 if server.is_empty() {
                     return Err(err(
                         "an MCP rule names its server: `mcp__server` or `mcp__server__tool`".into(),
                     ));
                 }
-                Target::Mcp {
-                    server: server.to_string(),
-                    tool,
-                }
+                Target::Mcp { server, tool }
             }
-            (name, Some(_)) if name.starts_with("mcp__") => {
+            (name, Some(_)) if name.starts_with(McpToolName::PREFIX) => {
                 return Err(err(
                     "MCP rules take no specifier: `mcp__server__tool`".into()
                 ));
@@ -624,6 +627,26 @@ mod tests {
         assert!(Rule::parse("WebFetch(example.com)", RuleList::Allow, "t").is_err());
         assert!(Rule::parse("Bash(echo 'x)", RuleList::Allow, "t").is_err());
         assert!(Rule::parse("", RuleList::Allow, "t").is_err());
+    }
+
+    /// An MCP rule's server ends at the first `__`, as a call's does.
+    #[test]
+    fn mcp_rule_names() {
+        let target = |text: &str| Rule::parse(text, RuleList::Allow, "t").map(|r| r.target);
+        let mcp = |server: &str, tool: Option<&str>| Target::Mcp {
+            server: server.into(),
+            tool: tool.map(str::to_string),
+        };
+        assert_eq!(target("mcp__gh").unwrap(), mcp("gh", None));
+        assert_eq!(target("mcp__gh__*").unwrap(), mcp("gh", None));
+        assert_eq!(target("mcp__gh__issue").unwrap(), mcp("gh", Some("issue")));
+        assert_eq!(target("mcp__gh__a__b").unwrap(), mcp("gh", Some("a__b")));
+        assert_eq!(target("mcp__my_fs__x").unwrap(), mcp("my_fs", Some("x")));
+        assert_eq!(target("mcp__gh__").unwrap(), mcp("gh", Some("")));
+        for nameless in ["mcp__", "mcp____x", "mcp____*"] {
+            assert!(target(nameless).is_err(), "{nameless}");
+        }
+        assert!(Rule::parse("mcp__gh__x(arg)", RuleList::Allow, "t").is_err());
     }
 
     #[test]

@@ -401,7 +401,7 @@ filesystem = "none"
     assert!(
         mcp.effects
             .iter()
-            .any(|e| matches!(e, portcullis_policy::Effect::McpCall { .. }))
+            .any(|e| matches!(e, portcullis_policy::Effect::McpCall(_)))
     );
     assert_eq!(mcp.decision, Verdict::Ask, "MCP tools need a rule");
     // Zero-trust path-like strings are judged as paths.

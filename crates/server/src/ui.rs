@@ -11,6 +11,7 @@ use std::sync::Arc;
 use axum::extract::{Form, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use portcullis_policy::McpToolName;
 use portcullis_store::{
     AuditCheck, AuditFilter, Grant, GrantScope, Op, Pin, Request, Session, Store, unix_now,
 };
@@ -190,7 +191,7 @@ fn tool_changes_html(state: &AppState, changes: &[(Pin, Option<Pin>)]) -> String
         let _ = write!(
             out,
             "<article class=\"request change\" id=\"change-{server}-{tool}\">\
-               <header><span class=\"op op-exec\">changed</span> <code class=\"target\">mcp__{server}__{tool}</code></header>\
+               <header><span class=\"op op-exec\">changed</span> <code class=\"target\">{name}</code></header>\
                <p class=\"reason\">{what}</p>\
                <pre class=\"diff\">{diff}</pre>\
                <form method=\"post\" action=\"/ui/pins/resolve\" class=\"actions\">\
@@ -201,6 +202,7 @@ fn tool_changes_html(state: &AppState, changes: &[(Pin, Option<Pin>)]) -> String
                  <button name=\"decision\" value=\"reject\" class=\"deny\">Keep withheld</button>\
                  <button name=\"decision\" value=\"approve\" class=\"allow\">Approve the new definition</button>\
                </form></article>",
+            name = esc(&McpToolName::new(pin.server.as_str(), pin.tool.as_str()).to_string()),
             server = esc(&pin.server),
             tool = esc(&pin.tool),
             what = if previous.is_some() {
@@ -701,13 +703,16 @@ pub(crate) async fn pin_form(state: Shared, CsrfForm(f): CsrfForm<PinForm>) -> R
         Ok(_) if approve => back(
             "/",
             Ok(format!(
-                "mcp__{}__{} approved: the agent sees it at its next tool listing.",
-                f.server, f.tool
+                "{} approved: the agent sees it at its next tool listing.",
+                McpToolName::new(f.server.as_str(), f.tool.as_str())
             )),
         ),
         Ok(_) => back(
             "/",
-            Ok(format!("mcp__{}__{} stays withheld.", f.server, f.tool)),
+            Ok(format!(
+                "{} stays withheld.",
+                McpToolName::new(f.server.as_str(), f.tool.as_str())
+            )),
         ),
         Err(e) => back("/", Err(e.to_string())),
     }
