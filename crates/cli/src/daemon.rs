@@ -18,6 +18,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bridge_cmd;
 mod config_files;
 mod exit;
+// Shared with the `portcullis` binary (the hook), which uses the other part of it.
+#[allow(dead_code)]
+mod hook_judge;
+mod hook_socket;
 // Shared with the `portcullis` binary; this one uses a part of it.
 mod serve;
 #[allow(dead_code)]

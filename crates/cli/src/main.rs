@@ -18,6 +18,10 @@ mod export;
 #[allow(unsafe_code)]
 mod guard;
 mod hook;
+mod hook_client;
+// Shared with `portcullis-daemon`, which uses the other part of it.
+#[allow(dead_code)]
+mod hook_judge;
 mod install;
 mod mcp;
 mod state;

@@ -140,6 +140,18 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         // Opening and checking the store is file work: off the async runtime.
         let (state, created) =
             tokio::task::spawn_blocking(move || portcullis_server::state(opts)).await??;
+        // Hooks for this data directory hand their calls to this server.
+        let hook_socket = match crate::hook_socket::listen(
+            &data_dir,
+            std::sync::Arc::clone(&state.decider),
+            tokio::runtime::Handle::current(),
+        ) {
+            Ok(socket) => Some(socket),
+            Err(e) => {
+                eprintln!("portcullis: warning: hooks will judge their calls themselves: {e:#}");
+                None
+            }
+        };
         let base = state.hosts.base_url();
         println!(
             "portcullis is serving on {base} (data: {})",
@@ -163,6 +175,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         portcullis_server::serve(listener, state, shutdown)
             .await
             .context("serving")?;
+        drop(hook_socket);
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -59,6 +59,50 @@ impl HookRun {
     }
 }
 
+/// Whether the hook suites run every hook call through a daemon
+/// (`PORTCULLIS_TEST_HOOKS_THROUGH_DAEMON=1`, the second pass of
+/// `scripts/test`): the same fixtures, the same expected answers, with
+/// `portcullis serve` deciding and the hook required to hand it the call.
+pub fn through_daemon() -> bool {
+    std::env::var_os("PORTCULLIS_TEST_HOOKS_THROUGH_DAEMON").is_some_and(|v| v == "1")
+}
+
+/// `portcullis serve` for a sandbox's data directory; stopped when dropped.
+pub struct Daemon {
+    child: Child,
+}
+
+impl Daemon {
+    fn start(sb: &Sandbox) -> Daemon {
+        let child = sb
+            .portcullis()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start portcullis serve");
+        let socket = sb.data_dir().join("hook.sock");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "portcullis serve never listened on {}",
+                socket.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Daemon { child }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Sandbox {
     /// The store's directory (`PORTCULLIS_DATA_DIR` of every command run here).
     pub fn data_dir(&self) -> PathBuf {
@@ -80,8 +124,13 @@ impl Sandbox {
     }
 
     /// `portcullis hook AGENT [--config FILE]`, isolated, with piped stdio.
+    /// With [`through_daemon`], the sandbox's daemon answers (and must).
     pub fn hook_command(&self, agent: &str, config: Option<&Path>) -> Command {
         let mut c = self.portcullis();
+        if through_daemon() {
+            self.daemon.get_or_init(|| Daemon::start(self));
+            c.env("PORTCULLIS_HOOK_DAEMON", "require");
+        }
         c.arg("hook").arg(agent);
         if let Some(config) = config {
             c.arg("--config").arg(config);

@@ -119,6 +119,9 @@ pub struct Sandbox {
     pub root: PathBuf,
     pub home: PathBuf,
     pub repo: PathBuf,
+    /// `portcullis serve` on the sandbox's data directory, once a hook run
+    /// through the daemon started it ([`hooks::through_daemon`]).
+    pub daemon: std::sync::OnceLock<hooks::Daemon>,
 }
 
 impl Sandbox {
@@ -138,7 +141,12 @@ impl Sandbox {
         let root = root.canonicalize().expect("canonical sandbox");
         let home = root.join("home");
         let repo = home.join("proj");
-        let sandbox = Sandbox { root, home, repo };
+        let sandbox = Sandbox {
+            root,
+            home,
+            repo,
+            daemon: std::sync::OnceLock::new(),
+        };
         for (path, text) in [
             ("home/.ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n"),
             ("home/.bashrc", "export PS1='$ '\n"),
@@ -261,6 +269,8 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
+        // The daemon first: it holds the store open.
+        drop(self.daemon.take());
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }

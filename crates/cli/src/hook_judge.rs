@@ -1,0 +1,324 @@
+//! What `portcullis hook` decides, wherever that happens: in the hook's own
+//! process, or in `portcullis serve` when the hook hands the call over the
+//! data directory's socket ([`crate::hook_socket`]). Both run [`judge`] on
+//! the same inputs — the agent's payload, the configuration files the hook
+//! read, its environment — so the answer is the same; only the authority
+//! behind it differs: an engine on the store opened for this one call, or
+//! the daemon's decision thread.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use portcullis_adapters::{Agent, Answer, HookCall, Reply, parse, reply};
+use portcullis_engine::{CallContext, Engine, HoldStatus, Outcome, SessionSources};
+use portcullis_paths::{Environment, FsPaths, Scopes};
+use portcullis_policy::{Decision, Mode, OnAsk, Policy, ToolCall, Verdict};
+use portcullis_store::{AgentKind, NewSession};
+use serde::{Deserialize, Serialize};
+
+use crate::config_files::Sources;
+
+/// What a hold leaves of the hook's budget for judging again and answering.
+const HOLD_MARGIN: Duration = Duration::from_secs(2);
+
+/// The version of [`HookRequest`]: a daemon answers only its own.
+pub const PROTOCOL: u32 = 1;
+
+/// The daemon's socket, in the data directory it serves.
+pub const SOCKET_FILE: &str = "hook.sock";
+
+/// The largest request handed to the daemon; a larger call is judged in the
+/// hook's own process (whose limits are the analysis' own).
+pub const MAX_REQUEST: usize = 4 * 1024 * 1024;
+
+/// What the daemon writes once it has read and accepted a request; anything
+/// else (or nothing, in time) and the hook judges the call itself.
+pub const ACCEPTED: &str = "accepted";
+
+/// A hook call handed to the daemon: everything the decision depends on.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HookRequest {
+    pub protocol: u32,
+    /// The agent, as `portcullis hook` names it (`claude-code` …).
+    pub agent: String,
+    /// The agent's payload, as it came on stdin.
+    pub payload: Payload,
+    /// The configuration files the hook read for the call's directory;
+    /// `None` when the payload names none (it does not parse: judging fails
+    /// before any configuration is needed).
+    pub sources: Option<Sources>,
+    pub home: String,
+    pub config_dir: String,
+    pub data_dir: String,
+    /// `PORTCULLIS_SESSION` in the hook's environment.
+    pub session_env: Option<String>,
+    /// Milliseconds left of the hook's budget when the request was sent.
+    pub budget_ms: u64,
+}
+
+/// A payload as it came: text, or bytes that are not UTF-8 (sent as they
+/// are, so the daemon fails on them exactly as the hook would).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Payload {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+impl Payload {
+    pub fn of(bytes: &[u8]) -> Payload {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Payload::Text(text.to_string()),
+            Err(_) => Payload::Bytes(bytes.to_vec()),
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Payload::Text(t) => t.as_bytes(),
+            Payload::Bytes(b) => b,
+        }
+    }
+}
+
+impl HookRequest {
+    pub fn environment(&self) -> Environment {
+        Environment {
+            home: self.home.clone(),
+            config_dir: self.config_dir.clone(),
+            data_dir: self.data_dir.clone(),
+        }
+    }
+}
+
+/// The daemon's answer to an accepted call.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum HookResponse {
+    /// The reply to print, as the hook would have printed it.
+    Reply(ReplyText),
+    /// Judging failed (the hook's own answer to an error: a deny with it).
+    Failed(String),
+}
+
+/// A [`Reply`] on the wire.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReplyText {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: i32,
+}
+
+impl From<Reply> for ReplyText {
+    fn from(r: Reply) -> Self {
+        ReplyText {
+            stdout: r.stdout,
+            stderr: r.stderr,
+            exit: r.exit,
+        }
+    }
+}
+
+impl From<ReplyText> for Reply {
+    fn from(r: ReplyText) -> Self {
+        Reply {
+            stdout: r.stdout,
+            stderr: r.stderr,
+            exit: r.exit,
+        }
+    }
+}
+
+/// The engine operations a hook call needs. In the hook's process, the
+/// engine itself; in the daemon, its decision thread.
+pub trait Authority {
+    fn enter_session(&self, s: &NewSession) -> Result<()>;
+    fn decide(&self, call: &ToolCall, ctx: &CallContext, now: i64) -> Result<Outcome>;
+    /// Holds a request until a person resolves it or `timeout` passes.
+    fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus>;
+}
+
+impl Authority for Engine<FsPaths> {
+    fn enter_session(&self, s: &NewSession) -> Result<()> {
+        Engine::enter_session(self, s)?;
+        Ok(())
+    }
+
+    fn decide(&self, call: &ToolCall, ctx: &CallContext, now: i64) -> Result<Outcome> {
+        Ok(Engine::decide(self, call, ctx, now)?)
+    }
+
+    fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
+        Ok(Engine::wait_for_person(self, request, now, timeout)?)
+    }
+}
+
+/// The payload's working directory, made canonical (the configuration is
+/// found from it).
+pub fn call_cwd(agent: Agent, payload: &[u8]) -> Result<String> {
+    let hook = parse(agent, payload)?;
+    Ok(canonical(&hook.call.cwd))
+}
+
+fn canonical(cwd: &str) -> String {
+    std::fs::canonicalize(cwd)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| cwd.to_string())
+}
+
+/// The default on-ask behaviour: the agent's own prompt where it can ask.
+fn default_on_ask(agent: Agent) -> OnAsk {
+    match agent {
+        Agent::Codex => OnAsk::Notify,
+        _ => OnAsk::Agent,
+    }
+}
+
+/// Judges one hook call. `sources` gives the configuration files read for
+/// the call's (canonical) directory; `open` makes the authority that
+/// decides under the policy built from them.
+pub fn judge<A: Authority>(
+    agent: Agent,
+    payload: &[u8],
+    sources: impl FnOnce(&Path) -> Result<Sources>,
+    env: &Environment,
+    session_env: Option<String>,
+    deadline: Instant,
+    open: impl FnOnce(Policy, FsPaths) -> Result<A>,
+) -> Result<Reply> {
+    let hook = parse(agent, payload)?;
+    let cwd = canonical(&hook.call.cwd);
+    let mut call = hook.call.clone();
+    call.cwd = cwd.clone();
+    let mut policy = sources(Path::new(&cwd))?
+        .build()
+        .context("loading the configuration")?;
+    policy.table = agent.tool_table();
+    // The agent's own mode may only tighten portcullis': plan mode reads only,
+    // dontAsk never asks. bypassPermissions cannot beat a portcullis deny.
+    match hook.permission_mode.as_deref() {
+        Some("plan") => policy.mode = Mode::ReadOnly,
+        Some("dontAsk") => policy.unattended = true,
+        _ => {}
+    }
+    let settings = policy
+        .agents
+        .get(agent.as_str())
+        .cloned()
+        .unwrap_or_default();
+    let on_ask = settings.on_ask.unwrap_or_else(|| default_on_ask(agent));
+    let server_addr = policy.server_addr.clone();
+    let facts = FsPaths::new(&Scopes::of(&policy.workspace), env);
+    // Every decision made for an agent is the engine's and is audited, with
+    // or without a session: without one, the audit row names none and no
+    // request can be raised (nobody could be said to have asked).
+    let authority = open(policy, facts)?;
+    let session = match &hook.session {
+        Some(session) => Some(register(&authority, &hook, session, &cwd)?),
+        None => None,
+    };
+    let ctx = CallContext {
+        sources: SessionSources {
+            body: session,
+            env: session_env,
+            ..Default::default()
+        },
+        token: None,
+        require_token: false,
+        dry_run: false,
+    };
+    let now = crate::state::now();
+    let outcome = authority.decide(&call, &ctx, now)?;
+    let text = reasons(&outcome.decision);
+    let answer = match outcome.decision.decision {
+        Verdict::Allow => Answer::Allow(text),
+        Verdict::Deny => Answer::Deny(text),
+        Verdict::Ask => match (on_ask, &outcome.request) {
+            (OnAsk::Agent, _) if hook.can_ask => Answer::Ask(text),
+            (OnAsk::Hold, Some(r)) => {
+                // A person may take their time, but never past the agent's
+                // own hook timeout: the hold ends with room to answer.
+                let wanted = Duration::from_secs(settings.hold_timeout_secs.unwrap_or(50));
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .saturating_sub(HOLD_MARGIN);
+                match authority.wait_for_person(r.id, now, wanted.min(left))? {
+                    HoldStatus::Approved => {
+                        // The approval made a grant: judge again (nothing ran meanwhile).
+                        let again = authority.decide(&call, &ctx, crate::state::now())?;
+                        match again.decision.decision {
+                            Verdict::Allow => Answer::Allow(reasons(&again.decision)),
+                            _ => Answer::Deny(reasons(&again.decision)),
+                        }
+                    }
+                    HoldStatus::Refused => {
+                        Answer::Deny(format!("{text} — a person denied request #{}", r.id))
+                    }
+                    HoldStatus::TimedOut | HoldStatus::Waiting => {
+                        Answer::Deny(notify_text(&text, r.id, &server_addr))
+                    }
+                }
+            }
+            (_, Some(r)) => Answer::Deny(notify_text(&text, r.id, &server_addr)),
+            (_, None) if outcome.session.is_none() => {
+                Answer::Deny(format!("{text} (no session: no request could be raised)"))
+            }
+            (_, None) => Answer::Deny(format!("{text} (no person can approve this here)")),
+        },
+    };
+    Ok(reply(agent, &hook.event, &answer))
+}
+
+/// The first call of a session registers it; a sub-agent is a child of its session.
+fn register(
+    authority: &impl Authority,
+    hook: &HookCall,
+    session: &str,
+    cwd: &str,
+) -> Result<String> {
+    let base = NewSession {
+        id: session.to_string(),
+        agent: Some(hook.agent.as_str().into()),
+        cwd: Some(cwd.into()),
+        parent: None,
+        kind: AgentKind::Main,
+        workflow: None,
+        ttl_secs: None,
+    };
+    authority.enter_session(&base)?;
+    match &hook.subagent {
+        Some(sub) => {
+            let id = format!("{session}.{sub}");
+            authority.enter_session(&NewSession {
+                id: id.clone(),
+                parent: Some(session.into()),
+                kind: AgentKind::Subagent,
+                ..base
+            })?;
+            Ok(id)
+        }
+        None => Ok(session.to_string()),
+    }
+}
+
+fn reasons(d: &Decision) -> String {
+    let mut text: Vec<&str> = d.reasons.iter().map(|r| r.message.as_str()).collect();
+    text.dedup();
+    format!("portcullis: {}", text.join("; "))
+}
+
+/// The deny that raised a request. It names where a person approves (the
+/// UI), not a command: the agent must not be invited to approve itself.
+fn notify_text(reason: &str, request: i64, server_addr: &str) -> String {
+    format!(
+        "{reason}. A permission request (#{request}) is waiting for a person in the portcullis UI \
+         (http://{server_addr}/#request-{request}). Nothing ran; retry the same call after it is approved."
+    )
+}
+
+/// The agent named in a request, or why it is not one.
+pub fn agent_of(name: &str) -> Result<Agent> {
+    match Agent::ALL.iter().find(|a| a.as_str() == name) {
+        Some(a) => Ok(*a),
+        None => bail!("unknown agent `{name}`"),
+    }
+}

@@ -1,0 +1,223 @@
+//! `portcullis serve`'s side of the hook socket: `hook.sock` in the data
+//! directory it serves, where `portcullis hook` hands over its calls so that
+//! no hook process opens the store (the hook's largest cost after its own
+//! start).
+//!
+//! The socket is the hook's, and takes decisions only: a request is one
+//! [`HookRequest`], judged by [`hook_judge::judge`] — the code the hook runs
+//! in-process — on the daemon's decision thread, so the answer is the one the
+//! hook would have given. Nothing here changes state on a person's behalf.
+//! The socket file is `0600` in the data directory, and a peer of another
+//! user is refused (`SO_PEERCRED`) whatever the file's mode.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use portcullis_engine::{CallContext, HOLD_POLL, HoldStatus, Outcome};
+use portcullis_paths::FsPaths;
+use portcullis_policy::ToolCall;
+use portcullis_server::Judge;
+use portcullis_server::decider::Decider;
+use portcullis_store::NewSession;
+
+use crate::hook_judge::{
+    self, ACCEPTED, Authority, HookRequest, HookResponse, MAX_REQUEST, PROTOCOL, SOCKET_FILE,
+};
+
+/// Hook calls judged at once; past it a connection is closed unanswered and
+/// its hook judges the call itself.
+const MAX_CONNECTIONS: usize = 64;
+
+/// How long a hook may take to send its call.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Kept of the hook's budget for the answer's way back.
+const TRANSPORT_MARGIN: Duration = Duration::from_millis(200);
+
+/// A connection's thread stack: building a policy parses TOML and JSON.
+const STACK_SIZE: usize = 8 * 1024 * 1024;
+
+/// The socket, removed when dropped (the server stops).
+pub struct HookSocket {
+    path: PathBuf,
+}
+
+impl Drop for HookSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Listens on the data directory's hook socket, deciding on `decider`.
+pub fn listen(
+    data_dir: &Path,
+    decider: Arc<Decider>,
+    runtime: tokio::runtime::Handle,
+) -> Result<HookSocket> {
+    let path = data_dir.join(SOCKET_FILE);
+    if UnixStream::connect(&path).is_ok() {
+        bail!(
+            "another portcullis serve answers hooks on {}",
+            path.display()
+        );
+    }
+    // A socket left by a server that did not stop cleanly.
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+    }
+    let listener =
+        UnixListener::bind(&path).with_context(|| format!("listening on {}", path.display()))?;
+    let socket = HookSocket { path: path.clone() };
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("making {} private", path.display()))?;
+    let active = Arc::new(AtomicUsize::new(0));
+    std::thread::Builder::new()
+        .name("portcullis-hooks".into())
+        .spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                if active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    active.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
+                let (decider, runtime, done) =
+                    (Arc::clone(&decider), runtime.clone(), Arc::clone(&active));
+                let spawned = std::thread::Builder::new()
+                    .name("portcullis-hook".into())
+                    .stack_size(STACK_SIZE)
+                    .spawn(move || {
+                        serve_one(stream, &decider, &runtime);
+                        done.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if spawned.is_err() {
+                    active.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        })
+        .context("starting the hook socket's thread")?;
+    Ok(socket)
+}
+
+/// Whether the peer runs as this process' user.
+fn same_user(stream: &UnixStream) -> bool {
+    rustix::net::sockopt::socket_peercred(stream)
+        .is_ok_and(|cred| cred.uid == rustix::process::geteuid())
+}
+
+/// One hook call: read, accept, judge, answer. Every failure before the
+/// acceptance closes the connection (the hook then judges the call itself).
+fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtime::Handle) {
+    if !same_user(&stream) || stream.set_read_timeout(Some(READ_TIMEOUT)).is_err() {
+        return;
+    }
+    let limit = u64::try_from(MAX_REQUEST).unwrap_or(u64::MAX) + 1;
+    let mut reader = BufReader::new((&stream).take(limit));
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() || !line.ends_with('\n') {
+        return;
+    }
+    let Ok(request) = serde_json::from_str::<HookRequest>(&line) else {
+        return;
+    };
+    let mut writer = &stream;
+    if request.protocol != PROTOCOL {
+        let _ = writeln!(writer, "protocol {} is not {PROTOCOL}", request.protocol);
+        return;
+    }
+    let Ok(agent) = hook_judge::agent_of(&request.agent) else {
+        let _ = writeln!(writer, "unknown agent");
+        return;
+    };
+    if writeln!(writer, "{ACCEPTED}").is_err() {
+        return;
+    }
+    let deadline =
+        Instant::now() + Duration::from_millis(request.budget_ms).saturating_sub(TRANSPORT_MARGIN);
+    let env = request.environment();
+    let judged = catch_unwind(AssertUnwindSafe(|| {
+        hook_judge::judge(
+            agent,
+            request.payload.bytes(),
+            |_| {
+                request
+                    .sources
+                    .clone()
+                    .ok_or_else(|| anyhow!("the hook sent no configuration for this call"))
+            },
+            &env,
+            request.session_env.clone(),
+            deadline,
+            |policy, facts| {
+                Ok(DecisionThread {
+                    decider,
+                    runtime,
+                    judge: Arc::new(Judge { policy, facts }),
+                })
+            },
+        )
+    }));
+    let response = match judged {
+        Ok(Ok(reply)) => HookResponse::Reply(reply.into()),
+        Ok(Err(e)) => HookResponse::Failed(format!("{e:#}")),
+        Err(_) => HookResponse::Failed("judging this call failed (a bug in portcullis)".into()),
+    };
+    if let Ok(mut text) = serde_json::to_vec(&response) {
+        text.push(b'\n');
+        let _ = writer.write_all(&text);
+    }
+}
+
+/// The daemon's decision thread as the authority of a hook call.
+struct DecisionThread<'a> {
+    decider: &'a Arc<Decider>,
+    runtime: &'a tokio::runtime::Handle,
+    judge: Arc<Judge>,
+}
+
+impl DecisionThread<'_> {
+    fn on_engine<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&portcullis_engine::Engine<FsPaths>) -> Result<R, portcullis_engine::EngineError>
+        + Send
+        + 'static,
+    ) -> Result<R> {
+        self.runtime
+            .block_on(self.decider.with_engine(f))
+            .map_err(|e| anyhow!("{e}"))
+    }
+}
+
+impl Authority for DecisionThread<'_> {
+    fn enter_session(&self, s: &NewSession) -> Result<()> {
+        let s = s.clone();
+        self.on_engine(move |e| e.enter_session(&s).map(|_| ()))
+    }
+
+    fn decide(&self, call: &ToolCall, ctx: &CallContext, _now: i64) -> Result<Outcome> {
+        self.runtime
+            .block_on(
+                self.decider
+                    .decide(Arc::clone(&self.judge), call.clone(), ctx.clone()),
+            )
+            .map_err(|e| anyhow!("{e}"))
+    }
+
+    fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
+        let hold = self.on_engine(move |e| e.hold(request, now, timeout))?;
+        loop {
+            match self.on_engine(move |e| e.hold_status(&hold))? {
+                HoldStatus::Waiting => std::thread::sleep(HOLD_POLL),
+                done => return Ok(done),
+            }
+        }
+    }
+}
