@@ -173,18 +173,6 @@ pub fn pi_table() -> ToolTable {
     }
 }
 
-/// The tool table of an agent, by the name `portcullis hook` takes.
-pub fn table_for(agent: &str) -> Option<ToolTable> {
-    match agent {
-        "claude-code" => Some(claude_code_table()),
-        "codex" => Some(codex_table()),
-        "gemini" => Some(gemini_table()),
-        "cursor" => Some(cursor_table()),
-        "pi" => Some(pi_table()),
-        _ => None,
-    }
-}
-
 /// The portable rule name for a kind of tool (`Bash(…)` rules apply to every
 /// shell tool, `Read(…)` to every reading tool …).
 pub fn rule_name(kind: ToolKind) -> &'static str {

@@ -567,7 +567,7 @@ fn active_skills_grant_or_restrict() {
 #[test]
 fn indented_patch_headers_are_judged() {
     let mut p = policy("mode = \"ask\"\n[permissions]\nallow = [\"Edit(./src/**)\"]\n");
-    p.table = portcullis_policy::tables::table_for("codex").expect("Codex's tool table");
+    p.table = portcullis_policy::tables::codex_table();
     let patch = |body: &str| {
         decide(
             &call(
@@ -597,7 +597,7 @@ fn indented_patch_headers_are_judged() {
 #[test]
 fn a_shell_tools_start_directory_is_where_relative_paths_resolve() {
     let mut p = policy("mode = \"ask\"\n[permissions]\nallow = [\"Bash(cat *)\"]\n");
-    p.table = portcullis_policy::tables::table_for("gemini").expect("Gemini's tool table");
+    p.table = portcullis_policy::tables::gemini_table();
     let shell = |input: Value| {
         decide(
             &call("run_shell_command", Origin::Core, input),

@@ -12,14 +12,29 @@
     clippy::panic
 )]
 
-use portcullis_policy::tables::table_for;
+use portcullis_policy::tables::{self, ToolTable};
 use portcullis_policy::tool_fields::{Field, fields_for};
 use portcullis_policy::{
     Layer, LayerKind, LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict, decide,
 };
 use serde_json::{Value, json};
 
-const AGENTS: [&str; 5] = ["claude-code", "codex", "gemini", "cursor", "pi"];
+/// Every agent's tool table; each names its agent.
+const TABLES: [fn() -> ToolTable; 5] = [
+    tables::claude_code_table,
+    tables::codex_table,
+    tables::gemini_table,
+    tables::cursor_table,
+    tables::pi_table,
+];
+
+fn table_of(agent: &str) -> ToolTable {
+    TABLES
+        .iter()
+        .map(|table| table())
+        .find(|t| t.agent == agent)
+        .expect("a tool table")
+}
 
 fn schemas() -> Value {
     serde_json::from_str(include_str!("data/agent_tool_schemas.json")).expect("the schemas parse")
@@ -28,8 +43,8 @@ fn schemas() -> Value {
 #[test]
 fn every_field_of_every_tool_is_placed() {
     let schemas = schemas();
-    for agent in AGENTS {
-        let table = table_for(agent).expect("a tool table");
+    for table in TABLES.map(|table| table()) {
+        let agent = table.agent;
         let fields = fields_for(agent);
         let declared = schemas[agent].as_object().expect("the agent's tools");
         for (tool, declared_fields) in declared {
@@ -72,7 +87,7 @@ fn verdict(agent: &str, tool: &str, input: Value) -> Verdict {
         )
         .expect("config parses"),
     ]);
-    policy.table = table_for(agent).expect("a tool table");
+    policy.table = table_of(agent);
     let facts = LexicalFacts {
         home: "/home/dev".into(),
         roots: vec!["/home/dev/proj".into()],
