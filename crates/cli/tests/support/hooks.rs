@@ -73,7 +73,7 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    fn start(sb: &Sandbox) -> Daemon {
+    pub fn start(sb: &Sandbox) -> Daemon {
         let child = sb
             .portcullis()
             .args(["serve", "--addr", "127.0.0.1:0"])
