@@ -205,12 +205,16 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
         .cloned()
         .ok_or(AdapterError::Missing("tool_input"))?;
     let cwd = required(v, "cwd")?;
-    let (tool_ref, input) = match McpToolName::parse(&name) {
-        Some(mcp) => (
+    // `mcp__a___t` is tool `_t` of `a` or tool `t` of `a_`: no server is
+    // given then, and the policy judges both readings.
+    let readings = McpToolName::readings(&name);
+    let (tool_ref, input) = match readings.as_slice() {
+        [mcp] => (
             tool(mcp.to_string(), Origin::Mcp, Some(mcp.server().to_string())),
             input,
         ),
-        None => (tool(name, Origin::Core, None), input),
+        [] => (tool(name, Origin::Core, None), input),
+        _ => (tool(name, Origin::Mcp, None), input),
     };
     Ok(HookCall {
         agent,
@@ -696,6 +700,8 @@ mod tests {
             ("mcp__my_fs__write_file", Origin::Mcp, Some("my_fs")),
             ("mcp____x", Origin::Mcp, Some("")),
             ("mcp__gh__", Origin::Mcp, Some("gh")),
+            // Server `a`'s tool `_t` or server `a_`'s tool `t`: no server.
+            ("mcp__a___t", Origin::Mcp, None),
             ("mcp__gh", Origin::Core, None),
             ("mcp_gh_tool", Origin::Core, None),
         ] {

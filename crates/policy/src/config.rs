@@ -123,18 +123,28 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// A server name must keep `mcp__NAME__tool` unambiguous.
+    /// A server name must keep `mcp__NAME__tool` unambiguous: its tools are
+    /// found by splitting at the first `__`, so the name holds no `__` and
+    /// neither starts nor ends with `_` (server `a_`'s tool `t` would be
+    /// spelt `mcp__a___t`, which is server `a`'s tool `_t`, and a rule for
+    /// `a` would cover it).
     pub fn check_name(name: &str) -> Result<(), &'static str> {
-        let ok = !name.is_empty()
-            && name.len() <= 64
-            && !name.contains(McpToolName::SEPARATOR)
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if ok {
-            Ok(())
+        if name.is_empty() || name.len() > 64 {
+            Err("a server name has 1 to 64 characters")
+        } else if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            Err("use letters, digits, `-` and `_` only")
+        } else if name.contains(McpToolName::SEPARATOR) {
+            Err("a server name holds no `__`: `mcp__SERVER__tool` is split at the first `__`")
+        } else if name.starts_with('_') || name.ends_with('_') {
+            Err(
+                "a server name neither starts nor ends with `_`: `mcp__SERVER__tool` would run \
+                 into `___` and read as another server's tool (`a_`'s `t` is `a`'s `_t`)",
+            )
         } else {
-            Err("use letters, digits, `-` and `_` (no `__`), at most 64")
+            Ok(())
         }
     }
 }
@@ -782,7 +792,23 @@ mod tests {
             ),
             (
                 "[[mcp.servers]]\nname = \"a__b\"\ncommand = [\"x\"]\n",
-                "no `__`",
+                "\"a__b\": a server name holds no `__`",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"a_\"\ncommand = [\"x\"]\n",
+                "\"a_\": a server name neither starts nor ends with `_`",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"_a\"\ncommand = [\"x\"]\n",
+                "\"_a\": a server name neither starts nor ends with `_`",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"a.b\"\ncommand = [\"x\"]\n",
+                "\"a.b\": use letters",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"\"\ncommand = [\"x\"]\n",
+                "1 to 64",
             ),
             ("[[mcp.servers]]\nname = \"fs\"\n", "exactly one of"),
             (

@@ -72,10 +72,49 @@ struct Ctx<'a> {
 
 /// Judges a call.
 pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decision {
-    match ambiguous_mcp_splits(call) {
-        Some(splits) => strictest(call, &splits, policy, facts),
-        None => decide_one(call, policy, facts),
+    if let Some(splits) = ambiguous_mcp_splits(call) {
+        let names: Vec<&str> = splits.iter().map(|c| c.tool.name.as_str()).collect();
+        let why = format!(
+            "`{}` names no server: judged as each of {} and the strictest answer kept",
+            call.tool.name,
+            names.join(", ")
+        );
+        return strictest(call, &splits, why, policy, facts);
     }
+    if let Some(readings) = ambiguous_mcp_server(call) {
+        let each: Vec<String> = readings
+            .iter()
+            .filter_map(|c| c.tool.server.as_deref())
+            .map(|server| format!("a tool of server `{server}`"))
+            .collect();
+        let why = format!(
+            "`{}` may name {}: judged as each and the strictest answer kept",
+            call.tool.name,
+            each.join(" or ")
+        );
+        return strictest(call, &readings, why, policy, facts);
+    }
+    decide_one(call, policy, facts)
+}
+
+/// `mcp__a___t` with no server given: tool `_t` of server `a` or tool `t`
+/// of server `a_` ([`McpToolName::readings`]). A rule about either server
+/// judges it, and a rule for every tool of `a` never covers `a_`'s.
+fn ambiguous_mcp_server(call: &ToolCall) -> Option<Vec<ToolCall>> {
+    if call.tool.origin == crate::Origin::Core || call.tool.server.is_some() {
+        return None;
+    }
+    let readings = McpToolName::readings(&call.tool.name);
+    (readings.len() > 1).then(|| {
+        readings
+            .into_iter()
+            .map(|name| {
+                let mut c = call.clone();
+                c.tool.server = Some(name.server().to_string());
+                c
+            })
+            .collect()
+    })
 }
 
 /// An MCP tool named `mcp_<server>_<tool>` with no server given (Gemini CLI
@@ -110,6 +149,7 @@ fn ambiguous_mcp_splits(call: &ToolCall) -> Option<Vec<ToolCall>> {
 fn strictest(
     original: &ToolCall,
     calls: &[ToolCall],
+    why: String,
     policy: &Policy,
     facts: &dyn PathFacts,
 ) -> Decision {
@@ -120,14 +160,9 @@ fn strictest(
     else {
         return decide_one(original, policy, facts);
     };
-    let names: Vec<&str> = calls.iter().map(|c| c.tool.name.as_str()).collect();
     let note = Reason {
         code: ReasonCode::AmbiguousMcpName,
-        message: format!(
-            "`{}` names no server: judged as each of {} and the strictest answer kept",
-            original.tool.name,
-            names.join(", ")
-        ),
+        message: why,
         rule: None,
         effect: None,
         verdict: worst.decision,
@@ -179,8 +214,12 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         });
     }
     // Tool-level deny/ask rules (`Read`, `WebFetch`, `*`) first.
+    let mcp = derived.items.iter().find_map(|e| match e {
+        Effect::McpCall(name) => Some(name),
+        _ => None,
+    });
     for rule in policy.rules.iter().filter(|r| r.list != RuleList::Allow) {
-        if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name) {
+        if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name, mcp) {
             judgements.push(rule_reason(rule, None, "the tool itself"));
         }
     }
@@ -255,16 +294,24 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
     }
 }
 
-fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str) -> bool {
+/// `mcp` is the MCP tool the call is, its server known or read from its
+/// name; without it, `rule_name` is split as an MCP name.
+fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str, mcp: Option<&McpToolName>) -> bool {
     match &rule.target {
         Target::Tool(n) => n == "*" || n == tool || n == rule_name,
         Target::Unevaluated { tool: t, .. } => t == tool,
-        // On the name as spelt: a rule's server is read up to the first `__`
-        // of its text, as the call's name is.
-        Target::Mcp { server, tool: None } => {
-            rule_name.starts_with(McpToolName::PREFIX)
-                && (server == "*" || rule_name.starts_with(&McpToolName::server_prefix(server)))
+        Target::Mcp { server, tool: None } if server == "*" => {
+            mcp.is_some() || rule_name.starts_with(McpToolName::PREFIX)
         }
+        // Every tool of one server: that server's, compared whole — never
+        // the tools of `a_` or `ab` for a rule about `a`, whose names start
+        // with the same text.
+        Target::Mcp { server, tool: None } => match mcp {
+            Some(name) => name.server() == server,
+            None => McpToolName::parse(rule_name).is_some_and(|n| n.server() == server),
+        },
+        // One tool: the name as spelt, the rule's text (`mcp__a___t`) being
+        // what the agent calls the tool.
         Target::Mcp {
             server,
             tool: Some(t),
@@ -346,7 +393,7 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
         } => judge_code(program, source, why, ctx),
         Effect::McpCall(name) => {
             let full = name.to_string();
-            let r = judge_tool(&full, tool_rule_name, ctx, "MCP tool");
+            let r = judge_tool(&full, tool_rule_name, Some(name), ctx, "MCP tool");
             if ctx.destructive && r.verdict == Verdict::Allow && ctx.mode != Mode::FullAccess {
                 let literal = ctx
                     .policy
@@ -369,7 +416,7 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
             }
             r
         }
-        Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, ctx, "tool"),
+        Effect::ToolUse { tool } => judge_tool(tool, tool_rule_name, None, ctx, "tool"),
         Effect::Opaque { reason: why, text } => judge_opaque(why, text, ctx, all),
     }
 }
@@ -1343,7 +1390,13 @@ fn judge_code(program: &str, source: &str, why: &str, ctx: &Ctx<'_>) -> Reason {
     reason(v, ReasonCode::Code, format!("{what}: {needs}"))
 }
 
-fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason {
+fn judge_tool(
+    tool: &str,
+    rule_name: &str,
+    mcp: Option<&McpToolName>,
+    ctx: &Ctx<'_>,
+    kind: &str,
+) -> Reason {
     let what = format!("{kind} `{tool}`");
     if let Some(rule) = ctx
         .policy
@@ -1352,7 +1405,7 @@ fn judge_tool(tool: &str, rule_name: &str, ctx: &Ctx<'_>, kind: &str) -> Reason 
         .filter(|r| r.list == RuleList::Allow)
         .find(|r| match &r.target {
             Target::Tool(n) => n == tool || n == rule_name,
-            Target::Mcp { .. } => tool_rule_matches(r, tool, rule_name),
+            Target::Mcp { .. } => tool_rule_matches(r, tool, rule_name, mcp),
             _ => false,
         })
     {

@@ -24,7 +24,8 @@ impl McpToolName {
     pub const SEPARATOR: &'static str = "__";
 
     /// The tool `tool` of `server`, taken as given (a configured server's
-    /// name never holds `__`: `McpServer::check_name`).
+    /// name never holds `__` nor starts or ends with `_`:
+    /// `McpServer::check_name`).
     pub fn new(server: impl Into<String>, tool: impl Into<String>) -> Self {
         McpToolName {
             server: server.into(),
@@ -46,6 +47,25 @@ impl McpToolName {
             .strip_prefix(Self::PREFIX)?
             .split_once(Self::SEPARATOR)?;
         Some(Self::new(server, tool))
+    }
+
+    /// Every reading of `mcp__server__tool` whose server holds no `__`. One,
+    /// as [`parse`](Self::parse) splits it, unless the separator touches
+    /// another `_`: `mcp__a___t` is tool `_t` of `a` or tool `t` of `a_`,
+    /// and only a server known from elsewhere tells which (a configured
+    /// server's name never starts or ends with `_`: `McpServer::check_name`).
+    /// Empty when `name` is not an MCP name.
+    pub fn readings(name: &str) -> Vec<Self> {
+        let Some(first) = Self::parse(name) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        // `_t` of `a` may also be `t` of `a_` (never `a__`: no `__` in a server).
+        if let Some(tool) = first.tool.strip_prefix('_') {
+            out.push(Self::new(format!("{}_", first.server), tool));
+        }
+        out.insert(0, first);
+        out
     }
 
     /// `name` read as a tool of a server known from elsewhere (an agent's
@@ -158,6 +178,34 @@ mod tests {
             let n = McpToolName::parse(name).expect(name);
             assert_eq!(n.to_string(), name);
             assert_eq!(McpToolName::parse(&n.to_string()), Some(n));
+        }
+    }
+
+    #[test]
+    fn readings_where_the_separator_touches_an_underscore() {
+        let r = |name: &str| {
+            McpToolName::readings(name)
+                .into_iter()
+                .map(McpToolName::into_parts)
+                .collect::<Vec<_>>()
+        };
+        let p = |s: &str, t: &str| (s.to_string(), t.to_string());
+        assert_eq!(r("mcp__gh__t"), [p("gh", "t")]);
+        assert_eq!(r("mcp__gh__a__b"), [p("gh", "a__b")]);
+        assert_eq!(r("mcp__my_fs__x"), [p("my_fs", "x")]);
+        assert_eq!(r("mcp___a__t"), [p("_a", "t")]);
+        // Server `a_`, tool `t` is spelt as server `a`, tool `_t` is.
+        assert_eq!(r("mcp__a___t"), [p("a", "_t"), p("a_", "t")]);
+        assert_eq!(r("mcp__a____t"), [p("a", "__t"), p("a_", "_t")]);
+        assert_eq!(r("mcp_____x"), [p("", "_x"), p("_", "x")]);
+        for name in ["mcp__gh", "Bash", "mcp_a_b"] {
+            assert!(r(name).is_empty(), "{name}");
+        }
+        // Every reading is spelt as the name.
+        for name in ["mcp__a___t", "mcp__a____t", "mcp_____x"] {
+            for n in McpToolName::readings(name) {
+                assert_eq!(n.to_string(), name);
+            }
         }
     }
 

@@ -112,20 +112,27 @@ impl Rule {
             }
             (name, None) if name.starts_with(McpToolName::PREFIX) => {
                 // `mcp__server__tool`, `mcp__server__*` or `mcp__server`.
-                let (server, tool) = match McpToolName::parse(name).map(McpToolName::into_parts) {
-                    Some((server, tool)) if tool == "*" => (server, None),
-                    Some((server, tool)) => (server, Some(tool)),
-                    None => (
-                        name.strip_prefix(McpToolName::PREFIX)
-                            .unwrap_or(name)
-                            .to_string(),
-                        None,
-                    ),
+                let rest = name.strip_prefix(McpToolName::PREFIX).unwrap_or(name);
+                let every_tool = rest.strip_suffix("__*");
+                let (server, tool) = match (every_tool, McpToolName::parse(name)) {
+                    // `mcp__a___*` is every tool of `a_`, not tool `_*` of `a`.
+                    (Some(server), _) => (server.to_string(), None),
+                    (None, Some(n)) => {
+                        let (server, tool) = n.into_parts();
+                        (server, Some(tool))
+                    }
+                    (None, None) => (rest.to_string(), None),
                 };
                 if server.is_empty() {
                     return Err(err(
                         "an MCP rule names its server: `mcp__server` or `mcp__server__tool`".into(),
                     ));
+                }
+                if tool.is_none() && server.contains(McpToolName::SEPARATOR) {
+                    return Err(err(format!(
+                        "an MCP server's name holds no `__` (`mcp__{server}__*` is no server's tools): \
+                         `mcp__server__*` or `mcp__server__tool`"
+                    )));
                 }
                 Target::Mcp { server, tool }
             }
@@ -629,7 +636,8 @@ mod tests {
         assert!(Rule::parse("", RuleList::Allow, "t").is_err());
     }
 
-    /// An MCP rule's server ends at the first `__`, as a call's does.
+    /// An MCP rule's server ends at the first `__`, as a call's does; a rule
+    /// for every tool (`__*`) names its server whole.
     #[test]
     fn mcp_rule_names() {
         let target = |text: &str| Rule::parse(text, RuleList::Allow, "t").map(|r| r.target);
@@ -646,6 +654,15 @@ mod tests {
         for nameless in ["mcp__", "mcp____x", "mcp____*"] {
             assert!(target(nameless).is_err(), "{nameless}");
         }
+        // Every tool of a server whose name touches the separator.
+        assert_eq!(target("mcp__a___*").unwrap(), mcp("a_", None));
+        assert_eq!(target("mcp__a_").unwrap(), mcp("a_", None));
+        assert_eq!(target("mcp___a__*").unwrap(), mcp("_a", None));
+        assert_eq!(target("mcp__a___t").unwrap(), mcp("a", Some("_t")));
+        // No server's name holds `__`: such a rule would match nothing.
+        let e = target("mcp__a__b__*").unwrap_err().to_string();
+        assert!(e.contains("holds no `__`"), "{e}");
+        assert_eq!(target("mcp__*").unwrap(), mcp("*", None));
         assert!(Rule::parse("mcp__gh__x(arg)", RuleList::Allow, "t").is_err());
     }
 
