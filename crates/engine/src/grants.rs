@@ -1,7 +1,7 @@
 //! Grants: what a person approved, applied to what the policy would ask about.
 
 use portcullis_policy::rules::{CommandPattern, Dynamics};
-use portcullis_policy::{Decision, Effect, PathFacts, ReasonCode, ToolCall, Verdict};
+use portcullis_policy::{Decision, Effect, PathFacts, Reason, ReasonCode, ToolCall, Verdict};
 use portcullis_store::{
     AgentKind, Grant, GrantScope, GrantTarget, NewRequest, Op, Resolution, Store,
 };
@@ -64,6 +64,18 @@ fn distinct_grants(covers: &[Cover]) -> Vec<i64> {
     used
 }
 
+/// Whether a judgement refuses something. Notes carry the decision's
+/// verdict but refuse nothing themselves: that no person can answer
+/// (`unattended`, an ask turned into a deny), that an MCP name was judged
+/// as each of its readings (whose own judgements are the decision's).
+fn refuses(j: &Reason) -> bool {
+    j.verdict != Verdict::Allow
+        && !matches!(
+            j.code,
+            ReasonCode::Unattended | ReasonCode::AmbiguousMcpName
+        )
+}
+
 /// A grant for every refused effect of the decision, or `None`.
 fn grants_covering(
     d: &Decision,
@@ -71,11 +83,7 @@ fn grants_covering(
     call: &ToolCall,
     facts: &dyn PathFacts,
 ) -> Option<Vec<Cover>> {
-    let refused: Vec<_> = d
-        .judgements
-        .iter()
-        .filter(|j| j.verdict != Verdict::Allow && j.code != ReasonCode::Unattended)
-        .collect();
+    let refused: Vec<_> = d.judgements.iter().filter(|j| refuses(j)).collect();
     let mut covers: Vec<Cover> = Vec::new();
     for j in refused {
         // Deny rules, protected, blocked and critical paths, read-only roots
@@ -230,11 +238,7 @@ pub(crate) fn request_for(
     facts: &dyn PathFacts,
     store: &Store,
 ) -> Result<Option<NewRequest>, EngineError> {
-    let refused: Vec<_> = d
-        .judgements
-        .iter()
-        .filter(|j| j.verdict != Verdict::Allow && j.code != ReasonCode::Unattended)
-        .collect();
+    let refused: Vec<_> = d.judgements.iter().filter(|j| refuses(j)).collect();
     if refused.iter().any(|j| !j.code.overridable()) {
         return Ok(None);
     }

@@ -153,13 +153,31 @@ fn strictest(
     policy: &Policy,
     facts: &dyn PathFacts,
 ) -> Decision {
-    let Some(mut worst) = calls
-        .iter()
-        .map(|c| decide_one(c, policy, facts))
-        .max_by_key(|d| d.decision)
-    else {
+    let decisions: Vec<Decision> = calls.iter().map(|c| decide_one(c, policy, facts)).collect();
+    let Some(mut worst) = decisions.iter().max_by_key(|d| d.decision).cloned() else {
         return decide_one(original, policy, facts);
     };
+    // Every reading's judgements, not the strictest one's alone: a grant
+    // covers the call only when it covers what each reading refused. The
+    // readings' effects differ only in the MCP tool's server, so an index
+    // names the same effect in each (any other is kept with no effect: a
+    // refusal no grant covers).
+    let same = |a: Option<&Effect>, b: Option<&Effect>| match (a, b) {
+        (Some(Effect::McpCall(_)), Some(Effect::McpCall(_))) => true,
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    };
+    for d in &decisions {
+        for j in &d.judgements {
+            let mut j = j.clone();
+            j.effect = j
+                .effect
+                .filter(|&i| same(d.effects.get(i), worst.effects.get(i)));
+            if !worst.judgements.contains(&j) {
+                worst.judgements.push(j);
+            }
+        }
+    }
     let note = Reason {
         code: ReasonCode::AmbiguousMcpName,
         message: why,
