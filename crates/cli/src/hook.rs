@@ -31,6 +31,33 @@ pub struct HookArgs {
     data_dir: Option<PathBuf>,
 }
 
+impl HookArgs {
+    /// `AGENT [--config FILE] [--data-dir DIR]` (as `install` writes it),
+    /// read without building clap's whole command tree — a measurable part
+    /// of a hook call. Anything else (`--help`, `--config=FILE`, a typo)
+    /// is `None`, and clap reads it.
+    pub fn from_plain_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<Self> {
+        let agent = args.next()?.to_str()?.parse::<Agent>().ok()?;
+        let mut parsed = HookArgs {
+            agent,
+            config: None,
+            data_dir: None,
+        };
+        while let Some(flag) = args.next() {
+            let value = PathBuf::from(args.next()?);
+            let slot = match flag.to_str()? {
+                "--config" => &mut parsed.config,
+                "--data-dir" => &mut parsed.data_dir,
+                _ => return None,
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+        }
+        Some(parsed)
+    }
+}
+
 /// What the agent reads when judging failed in a way no code path could report.
 const FAILED: &str = "portcullis failed while judging this call and denies it";
 
@@ -175,4 +202,38 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
             Ok(Engine::new(store, policy, facts))
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(args: &[&str]) -> Option<(Agent, Option<PathBuf>, Option<PathBuf>)> {
+        HookArgs::from_plain_args(args.iter().map(std::ffi::OsString::from))
+            .map(|a| (a.agent, a.config, a.data_dir))
+    }
+
+    #[test]
+    fn plain_hook_arguments_are_read_without_clap_and_anything_else_is_left_to_it() {
+        assert_eq!(plain(&["codex"]), Some((Agent::Codex, None, None)));
+        assert_eq!(
+            plain(&["claude-code", "--config", "/c.toml", "--data-dir", "/d"]),
+            Some((
+                Agent::ClaudeCode,
+                Some(PathBuf::from("/c.toml")),
+                Some(PathBuf::from("/d"))
+            ))
+        );
+        for other in [
+            &[][..],
+            &["nobody"],
+            &["codex", "--help"],
+            &["codex", "--config"],
+            &["codex", "--config=/c.toml"],
+            &["codex", "--config", "/a", "--config", "/b"],
+            &["codex", "extra"],
+        ] {
+            assert_eq!(plain(other), None, "{other:?}");
+        }
+    }
 }

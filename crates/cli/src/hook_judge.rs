@@ -131,19 +131,31 @@ impl From<ReplyText> for Reply {
 /// The engine operations a hook call needs. In the hook's process, the
 /// engine itself; in the daemon, its decision thread.
 pub trait Authority {
-    fn enter_session(&self, s: &NewSession) -> Result<()>;
-    fn decide(&self, call: &ToolCall, ctx: &CallContext, now: i64) -> Result<Outcome>;
+    /// Enters `sessions` (registering those that are new, parents first),
+    /// then decides the call: one trip to the daemon's decision thread, one
+    /// commit.
+    fn decide(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome>;
     /// Holds a request until a person resolves it or `timeout` passes.
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus>;
 }
 
 impl Authority for Engine<FsPaths> {
-    fn enter_session(&self, s: &NewSession) -> Result<()> {
-        Engine::enter_session(self, s)?;
-        Ok(())
-    }
-
-    fn decide(&self, call: &ToolCall, ctx: &CallContext, now: i64) -> Result<Outcome> {
+    fn decide(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome> {
+        for s in sessions {
+            self.enter_session(s)?;
+        }
         Ok(Engine::decide(self, call, ctx, now)?)
     }
 
@@ -212,9 +224,12 @@ pub fn judge<A: Authority>(
     // or without a session: without one, the audit row names none and no
     // request can be raised (nobody could be said to have asked).
     let authority = open(policy, facts)?;
-    let session = match &hook.session {
-        Some(session) => Some(register(&authority, &hook, session, &cwd)?),
-        None => None,
+    let (session, sessions) = match &hook.session {
+        Some(session) => {
+            let (id, sessions) = sessions_of(&hook, session, &cwd);
+            (Some(id), sessions)
+        }
+        None => (None, Vec::new()),
     };
     let ctx = CallContext {
         sources: SessionSources {
@@ -227,7 +242,7 @@ pub fn judge<A: Authority>(
         dry_run: false,
     };
     let now = crate::state::now();
-    let outcome = authority.decide(&call, &ctx, now)?;
+    let outcome = authority.decide(&sessions, &call, &ctx, now)?;
     let text = reasons(&outcome.decision);
     let answer = match outcome.decision.decision {
         Verdict::Allow => Answer::Allow(text),
@@ -244,7 +259,7 @@ pub fn judge<A: Authority>(
                 match authority.wait_for_person(r.id, now, wanted.min(left))? {
                     HoldStatus::Approved => {
                         // The approval made a grant: judge again (nothing ran meanwhile).
-                        let again = authority.decide(&call, &ctx, crate::state::now())?;
+                        let again = authority.decide(&[], &call, &ctx, crate::state::now())?;
                         match again.decision.decision {
                             Verdict::Allow => Answer::Allow(reasons(&again.decision)),
                             _ => Answer::Deny(reasons(&again.decision)),
@@ -268,13 +283,10 @@ pub fn judge<A: Authority>(
     Ok(reply(agent, &hook.event, &answer))
 }
 
-/// The first call of a session registers it; a sub-agent is a child of its session.
-fn register(
-    authority: &impl Authority,
-    hook: &HookCall,
-    session: &str,
-    cwd: &str,
-) -> Result<String> {
+/// The sessions a call enters — its own, and for a sub-agent its child
+/// session under it (the first call of a session registers it) — and the
+/// id the call is made in.
+fn sessions_of(hook: &HookCall, session: &str, cwd: &str) -> (String, Vec<NewSession>) {
     let base = NewSession {
         id: session.to_string(),
         agent: Some(hook.agent.as_str().into()),
@@ -284,19 +296,18 @@ fn register(
         workflow: None,
         ttl_secs: None,
     };
-    authority.enter_session(&base)?;
     match &hook.subagent {
         Some(sub) => {
             let id = format!("{session}.{sub}");
-            authority.enter_session(&NewSession {
+            let child = NewSession {
                 id: id.clone(),
                 parent: Some(session.into()),
                 kind: AgentKind::Subagent,
-                ..base
-            })?;
-            Ok(id)
+                ..base.clone()
+            };
+            (id, vec![base, child])
         }
-        None => Ok(session.to_string()),
+        None => (session.to_string(), vec![base]),
     }
 }
 

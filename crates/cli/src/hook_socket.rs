@@ -197,18 +197,21 @@ impl DecisionThread<'_> {
 }
 
 impl Authority for DecisionThread<'_> {
-    fn enter_session(&self, s: &NewSession) -> Result<()> {
-        let s = s.clone();
-        self.on_engine(move |e| e.enter_session(&s).map(|_| ()))
-    }
-
-    fn decide(&self, call: &ToolCall, ctx: &CallContext, _now: i64) -> Result<Outcome> {
-        self.runtime
-            .block_on(
-                self.decider
-                    .decide(Arc::clone(&self.judge), call.clone(), ctx.clone()),
-            )
-            .map_err(|e| anyhow!("{e}"))
+    fn decide(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome> {
+        let (sessions, call, ctx) = (sessions.to_vec(), call.clone(), ctx.clone());
+        let judge = Arc::clone(&self.judge);
+        self.on_engine(move |e| {
+            for s in &sessions {
+                e.enter_session(s)?;
+            }
+            e.decide_under(&judge.policy, &judge.facts, &call, &ctx, now)
+        })
     }
 
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {

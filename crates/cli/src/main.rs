@@ -163,6 +163,9 @@ fn hook_main() -> ExitCode {
     // Panic messages would only add noise to the reason an agent reads.
     std::panic::set_hook(Box::new(|_| {}));
     let run = std::panic::catch_unwind(|| {
+        if let Some(args) = hook::HookArgs::from_plain_args(std::env::args_os().skip(2)) {
+            return hook::run(&args);
+        }
         let cli = match Cli::try_parse() {
             Ok(cli) => cli,
             Err(err) => {
