@@ -169,8 +169,16 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         );
         use std::io::Write;
         std::io::stdout().flush().ok();
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
+        // Ctrl-C or a service manager's SIGTERM: stop serving, remove the
+        // hook socket, close the store.
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("listening for SIGTERM")?;
+        let shutdown = async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
         };
         portcullis_server::serve(listener, state, shutdown)
             .await

@@ -204,3 +204,18 @@ fn a_second_server_does_not_take_over_a_live_socket() {
         "allow"
     );
 }
+
+#[test]
+fn a_terminated_server_removes_its_socket() {
+    let w = World::new("terminated");
+    let daemon = Daemon::start(&w.sb);
+    assert!(w.socket().exists());
+    let status = daemon.terminate();
+    assert!(status.success(), "serve ended with {status}");
+    assert!(!w.socket().exists(), "hook.sock was left behind");
+    // The hook judges by itself again.
+    assert_eq!(
+        World::verdict(&w.hook("auto", &w.call("s1", "git status"))),
+        "allow"
+    );
+}

@@ -96,6 +96,18 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Sends SIGTERM and waits for the server to end; its exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let kill = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(kill.success());
+        self.child.wait().expect("wait for serve")
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
