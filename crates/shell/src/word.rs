@@ -179,19 +179,26 @@ const MAX_QUOTED_EXPANSIONS: usize = 3;
 
 fn tangled(text: &str) -> Option<&'static str> {
     let b = text.as_bytes();
-    // Open expansions, and the brackets opened inside each, so that `${a[1]}`
-    // closes with its `}` and `$(f(x))`-like nesting stays balanced.
-    let mut open: Vec<u32> = Vec::new();
+    // Open expansions: the byte that closes each, and the closers of the
+    // brackets opened inside it, so that `${a[1]}` closes with its `}`,
+    // `$(f(x))`-like nesting stays balanced, and a closer of another kind
+    // (`${a[)}`: the `[` is still open) closes nothing — as in the grammar.
+    let mut open: Vec<(u8, Vec<u8>)> = Vec::new();
     // Expansions with a quote inside (`${x['a' | 'b']}`): brush-parser's
     // grammar backtracks over each of them too (a fuzz-found 190-byte
     // heredoc body with four took 45 s).
     let mut quoted: Vec<bool> = Vec::new();
     let mut with_quotes = 0usize;
+    let closer = |c: u8| match c {
+        b'{' => b'}',
+        b'(' => b')',
+        _ => b']',
+    };
     let mut i = 0;
     while let Some(&c) = b.get(i) {
         match c {
             b'$' if matches!(b.get(i + 1), Some(b'{' | b'(' | b'[')) => {
-                open.push(0);
+                open.push((closer(b.get(i + 1).copied().unwrap_or(b'[')), Vec::new()));
                 quoted.push(false);
                 i += 2;
                 continue;
@@ -206,18 +213,20 @@ fn tangled(text: &str) -> Option<&'static str> {
                 }
             }
             b'{' | b'(' | b'[' => {
-                if let Some(inner) = open.last_mut() {
-                    *inner += 1;
+                if let Some((_, inner)) = open.last_mut() {
+                    inner.push(closer(c));
                 }
             }
-            b'}' | b')' | b']' => match open.last_mut() {
-                Some(0) => {
-                    open.pop();
-                    with_quotes += usize::from(quoted.pop().unwrap_or(false));
+            b'}' | b')' | b']' => {
+                if let Some((own, inner)) = open.last_mut() {
+                    if inner.last() == Some(&c) {
+                        inner.pop();
+                    } else if inner.is_empty() && *own == c {
+                        open.pop();
+                        with_quotes += usize::from(quoted.pop().unwrap_or(false));
+                    }
                 }
-                Some(inner) => *inner -= 1,
-                None => {}
-            },
+            }
             _ => {}
         }
         i += 1;
@@ -228,8 +237,8 @@ fn tangled(text: &str) -> Option<&'static str> {
     }
     // An open expansion counts with the brackets left open inside it
     // (`$(((((…` backtracks as badly as `${x[${x[…`).
-    let unclosed: u32 = open.iter().map(|inner| 1 + inner).sum();
-    (unclosed as usize > MAX_UNCLOSED_EXPANSIONS).then_some("expansions left open")
+    let unclosed: usize = open.iter().map(|(_, inner)| 1 + inner.len()).sum();
+    (unclosed > MAX_UNCLOSED_EXPANSIONS).then_some("expansions left open")
 }
 
 /// Unquoted text that bash would expand as a pattern: `*`, `?`, a bracket
@@ -757,6 +766,13 @@ mod tests {
         // enclosing one too (a fuzz-found body took 14 s).
         let nested = "${x['_' | 'a/`..='z'}\n${x[0t ${x['_'c| 'a'..='z'}\n${x['a' | 'A'..=':)}";
         assert_eq!(tangled(nested), Some("expansions with quotes inside"));
+        // A closer of another kind closes nothing: `${unam[)}` leaves both
+        // the `${` and its `[` open (a fuzz-found body of such took 15 s).
+        assert_eq!(
+            tangled("${unam[)}EO/\n${unam[)}"),
+            Some("expansions left open")
+        );
+        assert_eq!(tangled("${x:-]}"), None);
         // Closed expansions, however many and however nested, are parsed.
         for ok in [
             "${a[1]}${b[2]}${c[$((1+2))]}",
