@@ -481,20 +481,10 @@ fn matching_rule(root: &Path, d: &Does, wide: bool) -> String {
                 n.trim_start_matches("mcp_").split('_').next().unwrap()
             ),
         },
-        // Rules name MCP tools as `mcp__server__tool`; a Gemini name with
-        // no server (`mcp_a_b_c`) is matched through its readings: the first.
-        // (A rule written in Gemini's own form is not matched: see the
-        // closing note of the session that found it.)
-        Does::Mcp(n) => match McpToolName::parse(n) {
-            Some(_) => n.to_string(),
-            None => {
-                let rest = n.trim_start_matches("mcp_");
-                match rest.split_once('_') {
-                    Some((server, tool)) => McpToolName::new(server, tool).to_string(),
-                    None => n.to_string(),
-                }
-            }
-        },
+        // The name as the agent sends it: `mcp__server__tool`, or Gemini's
+        // `mcp_a_b_c` with no server, which a rule so spelt names whatever
+        // the reading.
+        Does::Mcp(n) => n.to_string(),
     }
 }
 

@@ -64,6 +64,10 @@ struct Ctx<'a> {
     cwd: &'a str,
     mode: Mode,
     tool_name: &'a str,
+    /// The name as the agent sent it, when the call is one reading of it
+    /// (Gemini's `mcp_my_fs_write` judged as `mcp__my_fs__write`): an allow
+    /// rule spelt so allows that call, each reading of it.
+    as_sent: Option<&'a str>,
     /// The tool declared itself destructive: wildcard allow rules do not cover it.
     destructive: bool,
     /// Rules that allowed an Exec, by the program's knowledge name.
@@ -79,7 +83,7 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
             call.tool.name,
             names.join(", ")
         );
-        return strictest(call, &splits, why, policy, facts);
+        return strictest(call, &splits, Some(&call.tool.name), why, policy, facts);
     }
     if let Some(readings) = ambiguous_mcp_server(call) {
         let each: Vec<String> = readings
@@ -92,9 +96,9 @@ pub fn decide(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
             call.tool.name,
             each.join(" or ")
         );
-        return strictest(call, &readings, why, policy, facts);
+        return strictest(call, &readings, None, why, policy, facts);
     }
-    decide_one(call, policy, facts)
+    decide_one(call, None, policy, facts)
 }
 
 /// `mcp__a___t` with no server given: tool `_t` of server `a` or tool `t`
@@ -145,17 +149,22 @@ fn ambiguous_mcp_splits(call: &ToolCall) -> Option<Vec<ToolCall>> {
 
 /// The strictest decision over every reading of an ambiguous call (deny
 /// beats ask beats allow): a rule about one reading is never dodged by
-/// another.
+/// another. `as_sent`: the name the readings were split from, when they
+/// were renamed ([`Ctx::as_sent`]).
 fn strictest(
     original: &ToolCall,
     calls: &[ToolCall],
+    as_sent: Option<&str>,
     why: String,
     policy: &Policy,
     facts: &dyn PathFacts,
 ) -> Decision {
-    let decisions: Vec<Decision> = calls.iter().map(|c| decide_one(c, policy, facts)).collect();
+    let decisions: Vec<Decision> = calls
+        .iter()
+        .map(|c| decide_one(c, as_sent, policy, facts))
+        .collect();
     let Some(mut worst) = decisions.iter().max_by_key(|d| d.decision).cloned() else {
-        return decide_one(original, policy, facts);
+        return decide_one(original, None, policy, facts);
     };
     // Every reading's judgements, not the strictest one's alone: a grant
     // covers the call only when it covers what each reading refused. The
@@ -190,7 +199,12 @@ fn strictest(
     worst
 }
 
-fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decision {
+fn decide_one(
+    call: &ToolCall,
+    as_sent: Option<&str>,
+    policy: &Policy,
+    facts: &dyn PathFacts,
+) -> Decision {
     let mut derived = effects::derive(call, policy);
     // Bare names in an untrusted tool's arguments are paths when the file
     // system says so: an existing file here, or a secret's or protected
@@ -210,6 +224,7 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         cwd: &call.cwd,
         mode: policy.mode,
         tool_name: &call.tool.name,
+        as_sent,
         destructive: call.tool.manifest.as_ref().is_some_and(|m| m.destructive)
             || policy
                 .manifest_for(&call.tool.name, call.tool.origin)
@@ -237,7 +252,9 @@ fn decide_one(call: &ToolCall, policy: &Policy, facts: &dyn PathFacts) -> Decisi
         _ => None,
     });
     for rule in policy.rules.iter().filter(|r| r.list != RuleList::Allow) {
-        if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name, mcp) {
+        if tool_rule_matches(rule, &call.tool.name, &derived.tool_rule_name, mcp)
+            || gemini_rule_names(rule, mcp)
+        {
             judgements.push(rule_reason(rule, None, "the tool itself"));
         }
     }
@@ -338,6 +355,19 @@ fn tool_rule_matches(rule: &Rule, tool: &str, rule_name: &str, mcp: Option<&McpT
     }
 }
 
+/// A deny or ask rule in Gemini CLI's spelling (`mcp_my_fs_write`, the
+/// name the agent sends) is about every MCP tool Gemini spells so — `my`'s
+/// `fs_write` and `my_fs`'s `write` — whichever agent calls it and however
+/// its server is known: a rule never says less than it means. An allow rule
+/// so spelt allows only the call sent by that name ([`Ctx::as_sent`]), never
+/// another agent's call of a tool it might mean.
+fn gemini_rule_names(rule: &Rule, mcp: Option<&McpToolName>) -> bool {
+    rule.list != RuleList::Allow
+        && matches!(&rule.target, Target::Tool(n)
+            if McpToolName::is_gemini_spelling(n)
+                && mcp.is_some_and(|m| m.gemini_spelling() == *n))
+}
+
 fn rule_reason(rule: &Rule, effect: Option<usize>, what: &str) -> Reason {
     let (code, verdict) = match rule.list {
         RuleList::Deny => (ReasonCode::RuleDeny, Verdict::Deny),
@@ -413,11 +443,12 @@ fn judge(e: &Effect, tool_rule_name: &str, ctx: &mut Ctx<'_>, all: &[Effect]) ->
             let full = name.to_string();
             let r = judge_tool(&full, tool_rule_name, Some(name), ctx, "MCP tool");
             if ctx.destructive && r.verdict == Verdict::Allow && ctx.mode != Mode::FullAccess {
-                let literal = ctx
-                    .policy
-                    .rules
-                    .iter()
-                    .any(|rule| rule.list == RuleList::Allow && rule.text == full);
+                let literal = ctx.policy.rules.iter().any(|rule| {
+                    rule.list == RuleList::Allow
+                        && (rule.text == full
+                            || matches!(&rule.target, Target::Tool(n)
+                                if Some(n.as_str()) == ctx.as_sent))
+                });
                 if !literal {
                     return reason(
                         Verdict::Ask,
@@ -1422,7 +1453,7 @@ fn judge_tool(
         .iter()
         .filter(|r| r.list == RuleList::Allow)
         .find(|r| match &r.target {
-            Target::Tool(n) => n == tool || n == rule_name,
+            Target::Tool(n) => n == tool || n == rule_name || Some(n.as_str()) == ctx.as_sent,
             Target::Mcp { .. } => tool_rule_matches(r, tool, rule_name, mcp),
             _ => false,
         })

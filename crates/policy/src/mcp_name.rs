@@ -22,6 +22,8 @@ impl McpToolName {
     pub const PREFIX: &'static str = "mcp__";
     /// Between the server and the tool.
     pub const SEPARATOR: &'static str = "__";
+    /// What Gemini CLI's MCP tool names start with (`mcp_<server>_<tool>`).
+    pub const GEMINI_PREFIX: &'static str = "mcp_";
 
     /// The tool `tool` of `server`, taken as given (a configured server's
     /// name never holds `__` nor starts or ends with `_`:
@@ -77,6 +79,20 @@ impl McpToolName {
             .strip_prefix(server)?
             .strip_prefix(Self::SEPARATOR)?;
         Some(Self::new(server, tool))
+    }
+
+    /// Gemini CLI's spelling of the tool: `mcp_<server>_<tool>`. Several
+    /// tools may share it (`my`'s `fs_write` and `my_fs`'s `write` are both
+    /// `mcp_my_fs_write`).
+    pub fn gemini_spelling(&self) -> String {
+        format!("{}{}_{}", Self::GEMINI_PREFIX, self.server, self.tool)
+    }
+
+    /// Whether `name` is spelt as Gemini CLI spells MCP tools: `mcp_` not
+    /// followed by another `_` (`mcp_my_fs_write`, never `mcp__my__fs_write`).
+    pub fn is_gemini_spelling(name: &str) -> bool {
+        name.strip_prefix(Self::GEMINI_PREFIX)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('_'))
     }
 
     /// The text every tool name of `server` starts with: `mcp__server__`.
@@ -206,6 +222,24 @@ mod tests {
             for n in McpToolName::readings(name) {
                 assert_eq!(n.to_string(), name);
             }
+        }
+    }
+
+    #[test]
+    fn gemini_spelling_joins_with_single_underscores() {
+        assert_eq!(
+            McpToolName::new("my", "fs_write").gemini_spelling(),
+            "mcp_my_fs_write"
+        );
+        assert_eq!(
+            McpToolName::new("my_fs", "write").gemini_spelling(),
+            "mcp_my_fs_write"
+        );
+        for name in ["mcp_my_fs_write", "mcp_a", "mcp_a__b"] {
+            assert!(McpToolName::is_gemini_spelling(name), "{name}");
+        }
+        for name in ["mcp__a__b", "mcp__a", "mcp_", "mcp___a", "Bash", "xmcp_a_b"] {
+            assert!(!McpToolName::is_gemini_spelling(name), "{name}");
         }
     }
 

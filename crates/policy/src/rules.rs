@@ -136,10 +136,23 @@ impl Rule {
                 }
                 Target::Mcp { server, tool }
             }
-            (name, Some(_)) if name.starts_with(McpToolName::PREFIX) => {
+            (name, Some(_))
+                if name.starts_with(McpToolName::PREFIX)
+                    || McpToolName::is_gemini_spelling(name) =>
+            {
                 return Err(err(
                     "MCP rules take no specifier: `mcp__server__tool`".into()
                 ));
+            }
+            // Gemini CLI's spelling (`mcp_my_fs_write`) names the tool the
+            // agent calls so, exactly (`decide.rs`); a pattern over it cannot
+            // say where the server's name ends.
+            (name, None) if McpToolName::is_gemini_spelling(name) && name.contains('*') => {
+                return Err(err(format!(
+                    "`{name}` is a pattern over Gemini's spelling `mcp_<server>_<tool>`, which \
+                     cannot say where the server's name ends: write `mcp__server` for every \
+                     tool of a server, or `mcp__server__tool`"
+                )));
             }
             (name, None) => Target::Tool(name.to_string()),
             (name, Some(s)) => Target::Unevaluated {
@@ -664,6 +677,27 @@ mod tests {
         assert!(e.contains("holds no `__`"), "{e}");
         assert_eq!(target("mcp__*").unwrap(), mcp("*", None));
         assert!(Rule::parse("mcp__gh__x(arg)", RuleList::Allow, "t").is_err());
+    }
+
+    /// Gemini CLI's spelling names the tool the agent calls so (`decide.rs`
+    /// matches it); a pattern over it cannot say where the server ends.
+    #[test]
+    fn gemini_spelt_mcp_rule_names() {
+        for list in [RuleList::Deny, RuleList::Ask, RuleList::Allow] {
+            let target = |text: &str| Rule::parse(text, list, "t").map(|r| r.target);
+            assert_eq!(
+                target("mcp_my_fs_write").unwrap(),
+                Target::Tool("mcp_my_fs_write".into())
+            );
+            for pattern in ["mcp_my_*", "mcp_*", "mcp_my_fs_w*"] {
+                let e = target(pattern).unwrap_err().to_string();
+                assert!(e.contains(pattern), "{e}");
+                assert!(e.contains("`mcp__server`"), "{e}");
+                assert!(e.contains("`mcp__server__tool`"), "{e}");
+            }
+            let e = target("mcp_my_fs_write(x)").unwrap_err().to_string();
+            assert!(e.contains("no specifier"), "{e}");
+        }
     }
 
     #[test]
