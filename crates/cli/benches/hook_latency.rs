@@ -11,6 +11,14 @@
 //! criterion's figures. The goals: ≤ 2.0× the floor through the daemon, ≤ 2.5×
 //! in the hook's process.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

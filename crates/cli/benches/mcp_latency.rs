@@ -7,6 +7,14 @@
 //!
 //! Needs `npm ci --prefix e2e`. Medians and p99 are printed between `====` lines.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

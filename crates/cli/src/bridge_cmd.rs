@@ -59,9 +59,14 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         .iter()
         .find(|m| m.name == args.name)
         .cloned();
+    // Only called with a non-empty argv (checked below); an empty one would
+    // name no program, which the spawn then reports.
     let command = |argv: &[String]| {
-        let mut c = tokio::process::Command::new(&argv[0]);
-        c.args(&argv[1..]).kill_on_drop(true);
+        let (program, args) = argv
+            .split_first()
+            .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+        let mut c = tokio::process::Command::new(program);
+        c.args(args).kill_on_drop(true);
         portcullis_bridge::Target::Command(c)
     };
     let target = match (&configured, &args.url, args.command.is_empty()) {

@@ -55,8 +55,9 @@ pub fn hook_hash(matcher: Option<&str>, handler: &Value) -> String {
         identity.insert("matcher".into(), json!(m));
     }
     identity.insert("hooks".into(), json!([normalized]));
-    let bytes =
-        serde_json::to_vec(&canonical(&Value::Object(identity))).expect("a JSON value serialises");
+    // A JSON value always serialises; were it not to, no hash would match
+    // and the hook would read as not trusted (doctor fails: fail closed).
+    let bytes = serde_json::to_vec(&canonical(&Value::Object(identity))).unwrap_or_default();
     let digest = Sha256::digest(&bytes);
     let mut hex = String::with_capacity(7 + 64);
     hex.push_str("sha256:");
@@ -124,12 +125,24 @@ pub fn check(
         .map(|f| f.display().to_string())
         .collect();
     let mut found = Vec::new();
-    let groups = root["hooks"]["PreToolUse"].as_array().into_iter().flatten();
+    let groups = root
+        .get("hooks")
+        .and_then(|h| h.get("PreToolUse"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
     for (g, group) in groups.enumerate() {
-        let matcher = group["matcher"].as_str();
-        let handlers = group["hooks"].as_array().into_iter().flatten();
+        let matcher = group.get("matcher").and_then(Value::as_str);
+        let handlers = group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
         for (h, handler) in handlers.enumerate() {
-            let command = handler["command"].as_str().unwrap_or_default();
+            let command = handler
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if !is_ours(command) {
                 continue;
             }
@@ -153,7 +166,7 @@ pub fn check(
                 None => "untrusted",
             };
             found.push(HookTrust {
-                key: keys[0].clone(),
+                key: keys.first().cloned().unwrap_or_default(),
                 hash,
                 status,
             });

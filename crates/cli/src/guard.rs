@@ -204,7 +204,9 @@ fn prepared() -> Option<&'static Prepared> {
 fn write_all(fd: libc::c_int, bytes: &[u8]) {
     let mut done = 0usize;
     while done < bytes.len() {
-        let rest = &bytes[done..];
+        let Some(rest) = bytes.get(done..) else {
+            return;
+        };
         // SAFETY: `rest` is a live slice; write(2) is async-signal-safe.
         let r = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
         if r > 0 {
@@ -287,6 +289,9 @@ pub fn inject_fault() {
         return;
     };
     match fault.as_str() {
+        // PANIC SAFETY: the fault a test asks for, to prove a panic becomes
+        // the refusal; nothing else sets PORTCULLIS_TEST_FAULT.
+        #[allow(clippy::panic)]
         "panic" => panic!("PORTCULLIS_TEST_FAULT=panic"),
         "abort" => std::process::abort(),
         "stack-overflow" => {
@@ -323,7 +328,8 @@ fn overflow(depth: u64) -> u64 {
     } else {
         0
     };
-    std::hint::black_box(frame[(depth % 512) as usize]).wrapping_add(below)
+    let some = frame.get((depth % 512) as usize).copied().unwrap_or(0);
+    std::hint::black_box(some).wrapping_add(below)
 }
 
 /// The process' allocator: the system's, with a cap on the bytes live at once.

@@ -202,7 +202,9 @@ impl Json {
                 m.len() - 1
             }
         };
-        let v = &mut m[pos].1;
+        let Some((_, v)) = m.get_mut(pos) else {
+            bail!("{what}: `{key}` vanished while being read");
+        };
         if std::mem::discriminant(v) != std::mem::discriminant(&default) {
             bail!(
                 "`{what}.{key}` is not a JSON {}",
@@ -348,10 +350,10 @@ fn parse_settings(path: &Path, text: &str) -> Result<Json> {
     Ok(v)
 }
 
-fn render(v: &Json) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("JSON values serialize");
+fn render(v: &Json) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(v).context("writing the settings as JSON")?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 // ----- merging the hook into each agent's file -------------------------------------
@@ -504,7 +506,8 @@ fn merge_cursor(root: &mut Json, command: &str, file: &Path) -> Result<Change> {
 
 /// The pi extension with the binary's path written in.
 fn pi_extension(bin: &Path) -> String {
-    let literal = serde_json::to_string(&bin.to_string_lossy()).expect("strings serialize");
+    // A string always serialises (`"…"` with escapes).
+    let literal = serde_json::to_string(&bin.to_string_lossy()).unwrap_or_default();
     let mut out = String::with_capacity(PI_EXTENSION.len() + 64);
     for line in PI_EXTENSION.split_inclusive('\n') {
         if line.starts_with(PI_BIN_LINE) {
@@ -573,7 +576,7 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
     {
         return Ok((o.to_string(), change));
     }
-    Ok((render(&root), change))
+    Ok((render(&root)?, change))
 }
 
 /// What the person should know after installing, per agent.
@@ -719,6 +722,13 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `value[key]` without the panic indexing may bring: `Null` when `value`
+/// is no object or has no such key.
+fn at<'a>(value: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    static NULL: serde_json::Value = serde_json::Value::Null;
+    value.get(key).unwrap_or(&NULL)
+}
+
 // ----- a small line diff -------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -732,46 +742,71 @@ enum Op {
 /// where that gets costly, everything is replaced).
 fn diff_ops<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(Op, &'a str)> {
     let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suf = a[pre..]
+    let (a_rest, b_rest) = (
+        a.get(pre..).unwrap_or_default(),
+        b.get(pre..).unwrap_or_default(),
+    );
+    let suf = a_rest
         .iter()
         .rev()
-        .zip(b[pre..].iter().rev())
+        .zip(b_rest.iter().rev())
         .take_while(|(x, y)| x == y)
         .count();
-    let (am, bm) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
-    let mut ops: Vec<(Op, &str)> = a[..pre].iter().map(|l| (Op::Keep, *l)).collect();
+    let am = a_rest.get(..a_rest.len() - suf).unwrap_or_default();
+    let bm = b_rest.get(..b_rest.len() - suf).unwrap_or_default();
+    let mut ops: Vec<(Op, &str)> = a.iter().take(pre).map(|l| (Op::Keep, *l)).collect();
     let (n, m) = (am.len(), bm.len());
     if n.saturating_mul(m) > 4_000_000 {
         ops.extend(am.iter().map(|l| (Op::Del, *l)));
         ops.extend(bm.iter().map(|l| (Op::Add, *l)));
     } else {
+        // lcs[i][j]: the longest common subsequence of am[i..] and bm[j..],
+        // row by row; outside the table, 0.
         let w = m + 1;
         let mut lcs = vec![0u32; (n + 1) * w];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                lcs[i * w + j] = if am[i] == bm[j] {
-                    lcs[(i + 1) * w + j + 1] + 1
+        let at = |lcs: &[u32], i: usize, j: usize| lcs.get(i * w + j).copied().unwrap_or(0);
+        for (i, x) in am.iter().enumerate().rev() {
+            for (j, y) in bm.iter().enumerate().rev() {
+                let v = if x == y {
+                    at(&lcs, i + 1, j + 1) + 1
                 } else {
-                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+                    at(&lcs, i + 1, j).max(at(&lcs, i, j + 1))
                 };
+                if let Some(cell) = lcs.get_mut(i * w + j) {
+                    *cell = v;
+                }
             }
         }
         let (mut i, mut j) = (0, 0);
-        while i < n || j < m {
-            if i < n && j < m && am[i] == bm[j] {
-                ops.push((Op::Keep, am[i]));
-                i += 1;
-                j += 1;
-            } else if j == m || (i < n && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
-                ops.push((Op::Del, am[i]));
-                i += 1;
-            } else {
-                ops.push((Op::Add, bm[j]));
-                j += 1;
+        loop {
+            match (am.get(i), bm.get(j)) {
+                (Some(x), Some(y)) if x == y => {
+                    ops.push((Op::Keep, *x));
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), None) => {
+                    ops.push((Op::Del, *x));
+                    i += 1;
+                }
+                (Some(x), Some(_)) if at(&lcs, i + 1, j) >= at(&lcs, i, j + 1) => {
+                    ops.push((Op::Del, *x));
+                    i += 1;
+                }
+                (_, Some(y)) => {
+                    ops.push((Op::Add, *y));
+                    j += 1;
+                }
+                (None, None) => break,
             }
         }
     }
-    ops.extend(a[a.len() - suf..].iter().map(|l| (Op::Keep, *l)));
+    ops.extend(
+        a_rest
+            .iter()
+            .skip(a_rest.len() - suf)
+            .map(|l| (Op::Keep, *l)),
+    );
     ops
 }
 
@@ -792,20 +827,24 @@ pub fn unified_diff(file: &Path, old: Option<&str>, new: &str) -> String {
         }
     }
     let _ = writeln!(out, "+++ {shown}");
-    let changed: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0 != Op::Keep).collect();
-    let mut k = 0;
-    while k < changed.len() {
-        let start = changed[k].saturating_sub(CONTEXT);
-        let mut end = changed[k];
-        while k < changed.len() && changed[k] <= end + 2 * CONTEXT + 1 {
-            end = changed[k];
-            k += 1;
+    let changed: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.0 != Op::Keep)
+        .map(|(k, _)| k)
+        .collect();
+    let mut rest = changed.iter().copied().peekable();
+    while let Some(first) = rest.next() {
+        let start = first.saturating_sub(CONTEXT);
+        let mut end = first;
+        while let Some(next) = rest.next_if(|&c| c <= end + 2 * CONTEXT + 1) {
+            end = next;
         }
         let end = (end + CONTEXT + 1).min(ops.len());
         // Line numbers where the hunk starts, in each file.
-        let old_before = ops[..start].iter().filter(|o| o.0 != Op::Add).count();
-        let new_before = ops[..start].iter().filter(|o| o.0 != Op::Del).count();
-        let hunk = &ops[start..end];
+        let old_before = ops.iter().take(start).filter(|o| o.0 != Op::Add).count();
+        let new_before = ops.iter().take(start).filter(|o| o.0 != Op::Del).count();
+        let hunk = ops.get(start..end).unwrap_or_default();
         let old_len = hunk.iter().filter(|o| o.0 != Op::Add).count();
         let new_len = hunk.iter().filter(|o| o.0 != Op::Del).count();
         let at = |before: usize, len: usize| if len == 0 { before } else { before + 1 };
@@ -934,11 +973,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
 fn hook_commands(agent: Agent, root: &Value, notes: &mut Vec<String>) -> Vec<String> {
     let mut found = Vec::new();
     let handlers_of = |group: &Value| -> Vec<String> {
-        group["hooks"]
+        at(group, "hooks")
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|h| h["command"].as_str())
+            .filter_map(|h| at(h, "command").as_str())
             .filter(|c| is_portcullis_hook(c, agent))
             .map(str::to_string)
             .collect()
@@ -950,7 +989,11 @@ fn hook_commands(agent: Agent, root: &Value, notes: &mut Vec<String>) -> Vec<Str
             } else {
                 "PreToolUse"
             };
-            for group in root["hooks"][event].as_array().into_iter().flatten() {
+            for group in at(at(root, "hooks"), event)
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 let cmds = handlers_of(group);
                 if cmds.is_empty() {
                     continue;
@@ -959,7 +1002,7 @@ fn hook_commands(agent: Agent, root: &Value, notes: &mut Vec<String>) -> Vec<Str
                 if !matches_all(agent, matcher.as_ref()) {
                     notes.push(format!(
                         "the hook runs only for tools matching {}",
-                        group["matcher"]
+                        at(group, "matcher")
                     ));
                 }
                 found.extend(cmds);
@@ -967,15 +1010,15 @@ fn hook_commands(agent: Agent, root: &Value, notes: &mut Vec<String>) -> Vec<Str
         }
         Agent::Cursor => {
             for event in CURSOR_EVENTS {
-                let cmds: Vec<String> = root["hooks"][event]
+                let cmds: Vec<String> = at(at(root, "hooks"), event)
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|h| h["command"].as_str())
+                    .filter_map(|h| at(h, "command").as_str())
                     .filter(|c| is_portcullis_hook(c, agent))
                     .map(str::to_string)
                     .collect();
-                if cmds.is_empty() && root["hooks"].is_object() {
+                if cmds.is_empty() && at(root, "hooks").is_object() {
                     notes.push(format!("no portcullis hook for {event}"));
                 }
                 found.extend(cmds);
@@ -1196,17 +1239,17 @@ fn read_reply(
             let Some(v) = parsed else {
                 return Ok(("no-opinion".into(), String::new()));
             };
-            let out = &v["hookSpecificOutput"];
-            let decision = s(&out["permissionDecision"]);
+            let out = at(&v, "hookSpecificOutput");
+            let decision = s(at(out, "permissionDecision"));
             let valid: &[&str] = if agent == Agent::Codex {
                 &["deny"]
             } else {
                 &["allow", "ask", "deny", "defer"]
             };
-            if out["hookEventName"] == "PreToolUse" && valid.contains(&decision.as_str()) {
-                Ok((decision, s(&out["permissionDecisionReason"])))
-            } else if agent == Agent::Codex && v["decision"] == "block" {
-                Ok(("deny".into(), s(&v["reason"])))
+            if at(out, "hookEventName") == "PreToolUse" && valid.contains(&decision.as_str()) {
+                Ok((decision, s(at(out, "permissionDecisionReason"))))
+            } else if agent == Agent::Codex && at(&v, "decision") == "block" {
+                Ok(("deny".into(), s(at(&v, "reason"))))
             } else {
                 Err(format!(
                     "answers in a shape the agent does not read: {}",
@@ -1218,9 +1261,9 @@ fn read_reply(
             let Some(v) = parsed.filter(|_| code == Some(0)) else {
                 return Err(format!("exits {} without a JSON answer", show_code(code)));
             };
-            let p = s(&v["permission"]);
+            let p = s(at(&v, "permission"));
             if ["allow", "deny", "ask"].contains(&p.as_str()) {
-                Ok((p, s(&v["agent_message"])))
+                Ok((p, s(at(&v, "agent_message"))))
             } else {
                 Err(format!(
                     "answers without `permission`: {}",
@@ -1232,14 +1275,14 @@ fn read_reply(
             let Some(v) = parsed else {
                 return Err(format!("exits {} without a JSON answer", show_code(code)));
             };
-            let d = s(&v["decision"]);
+            let d = s(at(&v, "decision"));
             let valid: &[&str] = if agent == Agent::Gemini {
                 &["allow", "deny", "block", "ask", "approve"]
             } else {
                 &["allow", "deny", "ask"]
             };
             if valid.contains(&d.as_str()) && (agent == Agent::Gemini || code == Some(0)) {
-                Ok((d, s(&v["reason"])))
+                Ok((d, s(at(&v, "reason"))))
             } else {
                 Err(format!(
                     "answers in a shape the agent does not read: {}",
@@ -1298,7 +1341,7 @@ fn check_hook(agent: Agent, command: &str, dir: &Path) -> HookCheck {
     let payload = benign_payload(agent, dir).to_string();
     // The agents run hook commands with `sh -c`; pi's extension runs the binary itself.
     let mut cmd = if agent == Agent::Pi {
-        let mut c = Command::new(path.as_ref().expect("exists"));
+        let mut c = Command::new(path.as_deref().unwrap_or(Path::new(&program)));
         c.args(["hook", "pi"]);
         c
     } else {
@@ -1359,13 +1402,16 @@ fn run_with_timeout(
         .stderr(Stdio::piped())
         .spawn()
         .context("spawning")?;
-    let mut stdin = child.stdin.take().expect("piped stdin");
+    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        let _ = child.kill();
+        bail!("the child's standard streams were not piped");
+    };
     let input = input.to_string();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());
     });
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
     let out_reader = std::thread::spawn(move || {
         let mut s = Vec::new();
         let _ = stdout.read_to_end(&mut s);
@@ -1436,7 +1482,7 @@ mod tests {
         let text =
             "{\n  \"z\": 1,\n  \"a\": [\n    true,\n    null,\n    1.5,\n    \"s\"\n  ]\n}\n";
         let v = parse_settings(Path::new("f"), text).expect("parses");
-        assert_eq!(render(&v), text);
+        assert_eq!(render(&v).unwrap(), text);
     }
 
     #[test]

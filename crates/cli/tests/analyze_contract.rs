@@ -2,6 +2,14 @@
 //! the real binary on every command of the conformance files and check the
 //! shape of what it prints, the exit codes, and that `--stdin` gives the same.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -3,6 +3,14 @@
 //! `grep`, `head`, `wc` …) need no rule. Commands are never dropped to make the
 //! rate: a command that is not allowed is printed with its reasons.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use support::{Job, Sandbox, bash, config, explain, rules, verdict};

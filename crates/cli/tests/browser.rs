@@ -5,6 +5,14 @@
 //! again; revoking on the Grants page takes effect on the next decision.
 //! Screenshots of every page land in `target/screenshots/`.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::path::PathBuf;

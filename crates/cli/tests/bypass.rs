@@ -12,6 +12,14 @@
 //! a *deny* rule, the configuration "as written" (deny patterns denied, path
 //! patterns as `Read` deny rules, the command's first word allowed).
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use support::{Job, Sandbox, bash, config, conformance, explain, field, verdict};

@@ -1,6 +1,14 @@
 //! `portcullis check`, `check --batch` and `explain`: the contract other checks
 //! rely on, run through the real binary in an isolated home.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -5,6 +5,14 @@
 //! Either way the agent reads the same answer. (The fixture suites run whole
 //! through the daemon too: `PORTCULLIS_TEST_HOOKS_THROUGH_DAEMON=1`.)
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Write};

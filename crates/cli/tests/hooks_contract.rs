@@ -24,6 +24,14 @@
 //! seventh door: the session named by the URL path, the `X-Session-ID` header
 //! and the body at once (equal values), proven with S's token.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -20,6 +20,14 @@
 //! stdout. Ask handling (`on_ask` agent / notify / hold) is exercised from a
 //! configuration file, holding hooks answered from another process.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,14 @@
 //! `portcullis install`, `doctor` and `export`, run as the real binary in a
 //! throw-away home and project (the real `$HOME` is never touched).
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};

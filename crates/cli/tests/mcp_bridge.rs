@@ -6,6 +6,14 @@
 //! whole tool list proxied intact), and a rug-pull server (`e2e/mcp/`) whose
 //! changed tool is withheld until a person approves it.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,6 +4,14 @@
 //! honoured over HTTP (path + token) and over stdio (`PORTCULLIS_SESSION`);
 //! a header naming another session is refused.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use serde_json::{Value, json};

@@ -37,6 +37,14 @@
 //! Rows whose semantics portcullis deliberately does not share are in
 //! `DELIBERATE_DIFFERENCES`, each asserted to behave as the table says.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 #[path = "policy_conformance/codex.rs"]

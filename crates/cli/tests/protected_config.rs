@@ -3,6 +3,14 @@
 //! a broad `Edit(./**)` allow (the file runs code or grants permissions), while
 //! reading it is fine. The table itself is tested in `crates/paths`.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use serde_json::json;

@@ -2,6 +2,14 @@
 //! refusals from `portcullis check --session …` arriving as requests,
 //! approval over the API, and the agent-side defences of the approval API.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use serde_json::{Value, json};

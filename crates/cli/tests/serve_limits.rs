@@ -3,6 +3,14 @@
 //! connections (1,100 of them under `ulimit -n 1024`), slow bodies, too many
 //! event streams, and its database deleted under it.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::io::{ErrorKind, Read, Write};
@@ -21,22 +29,28 @@ fn json_body(body: &str) -> Value {
 /// Raises this process's soft open-file limit (to the hard one, or 8192 as
 /// root): the test itself holds over a thousand connections.
 fn raise_own_nofile(want: u64) {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write one rlimit through a valid pointer.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl), 0);
-        if rl.rlim_cur >= want {
-            return;
-        }
-        if rl.rlim_max < want && libc::geteuid() == 0 {
-            rl.rlim_max = want;
-        }
-        rl.rlim_cur = want.min(rl.rlim_max);
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &rl), 0);
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let rl = getrlimit(Resource::Nofile);
+    let (cur, max) = (
+        rl.current.unwrap_or(u64::MAX),
+        rl.maximum.unwrap_or(u64::MAX),
+    );
+    if cur >= want {
+        return;
     }
+    let max = if max < want && rustix::process::geteuid().is_root() {
+        want
+    } else {
+        max
+    };
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(want.min(max)),
+            maximum: Some(max),
+        },
+    )
+    .unwrap();
 }
 
 fn decide(s: &Served, command: &str) -> (u16, Value) {

@@ -1,6 +1,14 @@
 //! `portcullis sessions|grants|requests|audit` and `check --session`: the
 //! state commands against an embedded database with no setup.
 
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
