@@ -169,10 +169,26 @@ fn bench(c: &mut Criterion) {
         cmd.env("PORTCULLIS_HOOK_DAEMON", daemon);
         cmd
     };
+    // The forwarding front (`portcullis-hook`): through the daemon, and with
+    // no daemon for its data directory (it then becomes `portcullis hook`).
+    let front = PathBuf::from(env!("CARGO_BIN_EXE_portcullis-hook"));
+    let no_daemon_dir = home.root.join("data-without-daemon");
+    let fast = |daemon: bool| {
+        let mut cmd = home.command(&front);
+        cmd.arg("claude-code").arg("--config").arg(&config);
+        if !daemon {
+            cmd.arg("--data-dir").arg(&no_daemon_dir);
+        }
+        cmd
+    };
+    let (_, f) = call(fast(true), &payload);
+    let (_, g) = call(fast(false), &payload);
     // Both paths give the same answer.
     let (_, a) = call(through("require"), &payload);
     let (_, b) = call(through("off"), &payload);
     assert_eq!(a, b, "the daemon and the hook answer alike");
+    assert_eq!(a, f, "portcullis-hook through the daemon answers alike");
+    assert_eq!(a, g, "portcullis-hook without a daemon answers alike");
 
     // Interleaved, so drift on a shared machine hits all alike.
     const N: usize = 400;
@@ -202,10 +218,25 @@ fn bench(c: &mut Criterion) {
             Vec::new(),
         ),
     ];
+    let mut fronts: Vec<(&str, bool, Vec<f64>)> = vec![
+        (
+            "portcullis-hook, with a session, through the daemon",
+            true,
+            Vec::new(),
+        ),
+        (
+            "portcullis-hook, with a session, no daemon (becomes portcullis hook)",
+            false,
+            Vec::new(),
+        ),
+    ];
     let mut floor_ms = Vec::with_capacity(N);
     for _ in 0..N {
         for (_, mode, input, times) in series.iter_mut() {
             times.push(call(through(mode), input).0.as_secs_f64() * 1e3);
+        }
+        for (_, daemon, times) in fronts.iter_mut() {
+            times.push(call(fast(*daemon), &payload).0.as_secs_f64() * 1e3);
         }
         floor_ms.push(call(floor(), &payload).0.as_secs_f64() * 1e3);
     }
@@ -218,6 +249,13 @@ fn bench(c: &mut Criterion) {
         let (med, p90) = median(times);
         eprintln!(
             "portcullis hook claude-code (git status), {name}: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:.2}× the floor",
+            med / floor_med
+        );
+    }
+    for (name, _, times) in fronts {
+        let (med, p90) = median(times);
+        eprintln!(
+            "{name}: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:.2}× the floor",
             med / floor_med
         );
     }
