@@ -56,6 +56,29 @@ impl World {
         run(c, &call.to_string())
     }
 
+    /// `portcullis-hook claude-code --config …`, the forwarding front, in
+    /// the sandbox's environment.
+    fn front(&self, call: &Value) -> HookRun {
+        let base = self.sb.portcullis();
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis-hook"));
+        c.env_clear();
+        for (k, v) in base.get_envs() {
+            if let Some(v) = v {
+                c.env(k, v);
+            }
+        }
+        if let Some(dir) = base.get_current_dir() {
+            c.current_dir(dir);
+        }
+        c.arg("claude-code")
+            .arg("--config")
+            .arg(&self.config)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        run(c, &call.to_string())
+    }
+
     fn socket(&self) -> PathBuf {
         self.sb.data_dir().join("hook.sock")
     }
@@ -226,4 +249,37 @@ fn a_terminated_server_removes_its_socket() {
         World::verdict(&w.hook("auto", &w.call("s1", "git status"))),
         "allow"
     );
+}
+
+#[test]
+fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
+    let w = World::new("front");
+    let calls = [
+        w.call("s1", "git status"),
+        w.call("s1", "rm -rf ~"),
+        w.call("s1", "npm test"),
+    ];
+    let same = |w: &World, call: &Value| {
+        let front = w.front(call);
+        let hook = w.hook("off", call);
+        assert_eq!(
+            (front.code, &front.stdout, &front.stderr),
+            (hook.code, &hook.stdout, &hook.stderr),
+            "portcullis-hook and portcullis hook differ for {call}"
+        );
+    };
+    // No daemon: it becomes `portcullis hook`, the payload passed on.
+    for call in &calls {
+        same(&w, call);
+    }
+    let before = w.sb.audited_decisions().len();
+    let _daemon = Daemon::start(&w.sb);
+    for call in &calls {
+        same(&w, call);
+    }
+    // Each call audited once per path (the front's through the daemon).
+    assert_eq!(w.sb.audited_decisions().len(), before + 2 * calls.len());
+    // Input that is not JSON: the same refusal.
+    let broken = w.front(&json!("not an object"));
+    assert_eq!(broken.code, Some(2), "{broken:?}");
 }
