@@ -301,38 +301,48 @@ impl<'l> Walker<'l> {
         let rewritten = split_process_substitution_parens(&rewritten);
         let text: &str = &rewritten;
         let opts = &self.opts;
-        let tokens = catch_unwind(AssertUnwindSafe(|| {
-            brush_parser::uncached_tokenize_str(text, &opts.tokenizer_options())
-        }));
-        let tokens = match tokens {
-            Ok(Ok(tokens)) => tokens,
-            Ok(Err(err)) => {
-                self.opaque(OpaqueReason::ParseError, format!("{err}: {text}"));
+        let parentheses = text.bytes().filter(|&b| b == b'(').count();
+        let parsed = if parentheses <= MAX_PARENTHESIS_TOKEN_DEPTH {
+            // Too few `(` to nest past the limit: parse at once (tokenizing
+            // first costs a reader buffer per text, and most texts are here).
+            catch_unwind(AssertUnwindSafe(|| {
+                brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), opts)
+                    .parse_program()
+            }))
+        } else {
+            let tokens = catch_unwind(AssertUnwindSafe(|| {
+                brush_parser::uncached_tokenize_str(text, &opts.tokenizer_options())
+            }));
+            let tokens = match tokens {
+                Ok(Ok(tokens)) => tokens,
+                Ok(Err(err)) => {
+                    self.opaque(OpaqueReason::ParseError, format!("{err}: {text}"));
+                    return;
+                }
+                Err(_) => {
+                    self.opaque(OpaqueReason::ParseError, format!("parser failed: {text}"));
+                    return;
+                }
+            };
+            if parenthesis_token_depth(&tokens) > MAX_PARENTHESIS_TOKEN_DEPTH {
+                // The published brush-parser 0.4 tried each `(` after a `((`
+                // both as a bracket of an arithmetic command and as a plain
+                // token of one: a text whose arithmetic attempt fails (a `;`
+                // inside, a `(` never closed) took time exponential in the
+                // nesting (16 levels over 16 KiB: 10 s; 32 unclosed: minutes;
+                // found by the fuzz target). The copy built here memoizes
+                // that rule (vendor/brush-parser); this refusal stays as a
+                // second line, and commands agents write nest far less.
+                self.opaque(
+                    OpaqueReason::DepthLimit,
+                    format!("parentheses nested deeper than {MAX_PARENTHESIS_TOKEN_DEPTH}: {text}"),
+                );
                 return;
             }
-            Err(_) => {
-                self.opaque(OpaqueReason::ParseError, format!("parser failed: {text}"));
-                return;
-            }
+            catch_unwind(AssertUnwindSafe(|| {
+                brush_parser::parse_tokens(&tokens, opts)
+            }))
         };
-        let depth_of_parentheses = parenthesis_token_depth(&tokens);
-        if depth_of_parentheses > MAX_PARENTHESIS_TOKEN_DEPTH {
-            // brush-parser 0.4 tries each `(` after a `((` both as a bracket of
-            // an arithmetic command and as a plain token of one, so a text
-            // whose arithmetic attempt fails (a `;` inside, a `(` never closed)
-            // takes time exponential in the nesting: 16 levels repeated over
-            // 16 KiB took 10 s, 24 unclosed ones seconds, 32 minutes (found by
-            // the fuzz target). Up to six levels, groups like these parse as
-            // fast as plain commands, and commands agents write nest far less.
-            self.opaque(
-                OpaqueReason::DepthLimit,
-                format!("parentheses nested deeper than {MAX_PARENTHESIS_TOKEN_DEPTH}: {text}"),
-            );
-            return;
-        }
-        let parsed = catch_unwind(AssertUnwindSafe(|| {
-            brush_parser::parse_tokens(&tokens, opts)
-        }));
         match parsed {
             Ok(Ok(program)) => {
                 for (i, list) in program.complete_commands.iter().enumerate() {
