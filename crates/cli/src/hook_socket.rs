@@ -95,8 +95,9 @@ pub fn listen(
                     .name("portcullis-hook".into())
                     .stack_size(STACK_SIZE)
                     .spawn(move || {
+                        // The slot is given back however the call ends.
+                        let _slot = Slot(done);
                         serve_one(stream, &decider, &runtime);
-                        done.fetch_sub(1, Ordering::SeqCst);
                     });
                 if spawned.is_err() {
                     active.fetch_sub(1, Ordering::SeqCst);
@@ -105,6 +106,16 @@ pub fn listen(
         })
         .context("starting the hook socket's thread")?;
     Ok(socket)
+}
+
+/// One of the [`MAX_CONNECTIONS`] slots, given back when dropped (a panic
+/// included).
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Whether the peer runs as this process' user.
@@ -140,8 +151,10 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
     if writeln!(writer, "{ACCEPTED}").is_err() {
         return;
     }
-    let deadline =
-        Instant::now() + Duration::from_millis(request.budget_ms).saturating_sub(TRANSPORT_MARGIN);
+    // The hook's budget is at most its agent's timeout; a larger number
+    // (from anything else on the socket) is cut to an hour, never overflows.
+    let budget = Duration::from_millis(request.budget_ms.min(3_600_000));
+    let deadline = Instant::now() + budget.saturating_sub(TRANSPORT_MARGIN);
     let env = request.environment();
     let judged = catch_unwind(AssertUnwindSafe(|| {
         hook_judge::judge(

@@ -283,3 +283,53 @@ fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
     let broken = w.front(&json!("not an object"));
     assert_eq!(broken.code, Some(2), "{broken:?}");
 }
+
+#[test]
+fn whatever_a_client_sends_the_daemon_answers_and_goes_on() {
+    let w = World::new("hostile");
+    let _daemon = Daemon::start(&w.sb);
+    let ask = |line: &str| -> Vec<String> {
+        let stream = std::os::unix::net::UnixStream::connect(w.socket()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        (&stream).write_all(line.as_bytes()).unwrap();
+        BufReader::new(&stream)
+            .lines()
+            .map_while(Result::ok)
+            .collect()
+    };
+    // A budget no hook has (it would overflow a deadline), a payload that
+    // is not a call: accepted, and refused with the reason.
+    let huge = json!({
+        "protocol": 1, "agent": "claude-code", "payload": {"Text": "{}"}, "sources": null,
+        "home": "/", "config_dir": "/nowhere", "data_dir": "/nowhere", "session_env": null,
+        "budget_ms": u64::MAX,
+    });
+    let answer = ask(&format!("{huge}\n"));
+    assert_eq!(
+        answer.first().map(String::as_str),
+        Some("accepted"),
+        "{answer:?}"
+    );
+    assert!(
+        answer.get(1).is_some_and(|l| l.contains("Failed")),
+        "{answer:?}"
+    );
+    // Not a request, or not a whole line: closed without a word.
+    assert!(ask("not json\n").is_empty());
+    assert!(ask("{\"protocol\": 1").is_empty());
+    // Another protocol: said so.
+    let other = ask(&format!("{}\n", json!({"protocol": 99})));
+    assert!(
+        other.is_empty() || !other.iter().any(|l| l == "accepted"),
+        "{other:?}"
+    );
+    // And hooks are still answered.
+    for _ in 0..3 {
+        assert_eq!(
+            World::verdict(&w.hook("require", &w.call("s1", "git status"))),
+            "allow"
+        );
+    }
+}
