@@ -1,6 +1,6 @@
 //! The parser portcullis builds (vendor/brush-parser: 0.4.0 with its
-//! backtracking rules memoized) parses the shapes on which the published
-//! crate backtracked exponentially, in a moment. The analysis refuses these
+//! backtracking rules memoized, and a tokenizer guard) parses the shapes on
+//! which the published crate backtracked exponentially or looped, in a moment. The analysis refuses these
 //! texts before parsing anyway (a second line); here the parser is called
 //! directly, so a build against the unmemoized crate fails this test instead
 //! of hanging: each parse has 20 s on a thread before the test gives up.
@@ -65,6 +65,23 @@ fn heredoc_bodies_with_tangled_expansions_parse_in_a_moment() {
         finishes(what, move || {
             let _ = brush_parser::word::parse_heredoc(&text, &opts);
             let _ = brush_parser::word::parse(&text, &opts);
+        });
+    }
+}
+
+#[test]
+fn a_heredoc_tag_cut_short_inside_a_substitution_ends_the_tokenizer() {
+    // The published crate queued tokens without end on these (past 4 GB in
+    // 7 s); each is a parse error now.
+    for text in ["$(<<  o ", "ec$(isu -c  unIm +<<-   unIm +<<- ho "] {
+        let text = text.to_string();
+        finishes(&format!("{text:?}"), move || {
+            let parsed = Parser::new(
+                std::io::Cursor::new(text.as_bytes()),
+                &ParserOptions::default(),
+            )
+            .parse_program();
+            assert!(parsed.is_err());
         });
     }
 }

@@ -1208,6 +1208,14 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
             tag_str.as_ref()
         };
 
+        // portcullis: an empty tag never ends a here-document. Inside an
+        // unclosed `$(`, a tag cut short at the end of the input (`$(<<  o `)
+        // is recorded as "\n"; stripped, it matched the empty token at every
+        // turn and the tokenizer queued tokens without end (found by fuzzing).
+        if tag_str.is_empty() {
+            return Ok(false);
+        }
+
         if let Some(current_token_without_here_tag) = state.current_token().strip_suffix(tag_str) {
             // Make sure that was either the start of the here document, or there
             // was a newline between the preceding part
