@@ -412,10 +412,10 @@ pub fn audit(cmd: &AuditCmd) -> Result<ExitCode> {
                         format!(
                             "{}\t{}\t{}\t{}\t{}\n",
                             r.id,
-                            printable(&r.event.kind),
+                            printable(r.event.kind.as_str()),
                             printable(r.event.session.as_deref().unwrap_or_default()),
                             printable(r.event.tool.as_deref().unwrap_or_default()),
-                            printable(r.event.verdict.as_deref().unwrap_or_default())
+                            printable(r.event.verdict.map_or("", |v| v.as_str()))
                         )
                     })
                     .collect()

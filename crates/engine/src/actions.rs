@@ -3,8 +3,8 @@
 //! through these, so each action is audited the same way wherever it came from.
 
 use portcullis_store::{
-    AuditEvent, Grant, NewGrant, NewSession, Pin, Registered, Request, Resolution, Store,
-    StoreError,
+    AuditEvent, AuditKind, Grant, NewGrant, NewSession, Pin, Registered, Request, Resolution,
+    Store, StoreError,
 };
 
 /// Resolves a pending request and records who did it. `approver` names the
@@ -20,11 +20,10 @@ pub fn resolve_request(
     store.append_audit(
         &AuditEvent {
             kind: if grant.is_some() {
-                "approval"
+                AuditKind::Approval
             } else {
-                "denial"
-            }
-            .into(),
+                AuditKind::Denial
+            },
             session: Some(request.session.clone()),
             tool: Some(request.tool.clone()),
             verdict: None,
@@ -46,7 +45,7 @@ pub fn revoke_grant(store: &Store, id: i64, by: &str, now: i64) -> Result<bool, 
     if revoked {
         record(
             store,
-            "revoke",
+            AuditKind::Revoke,
             None,
             serde_json::json!({"grant": id, "by": by}),
             now,
@@ -72,7 +71,7 @@ pub fn add_grant(store: &Store, g: &NewGrant, now: i64) -> Result<Grant, StoreEr
 pub fn record_grant(store: &Store, grant: &Grant, now: i64) -> Result<(), StoreError> {
     record(
         store,
-        "approval",
+        AuditKind::Approval,
         grant.session.as_deref(),
         serde_json::json!({"grant": grant.id, "by": grant.approver}),
         now,
@@ -85,7 +84,7 @@ pub fn revoke_session(store: &Store, id: &str, by: &str, now: i64) -> Result<boo
     if revoked {
         record(
             store,
-            "revoke",
+            AuditKind::Revoke,
             Some(id),
             serde_json::json!({"session": id, "by": by}),
             now,
@@ -108,11 +107,10 @@ pub fn decide_pin(
     store.append_audit(
         &AuditEvent {
             kind: if approve {
-                "tool-approved"
+                AuditKind::ToolApproved
             } else {
-                "tool-rejected"
-            }
-            .into(),
+                AuditKind::ToolRejected
+            },
             session: None,
             tool: Some(portcullis_policy::McpToolName::new(server, tool).to_string()),
             verdict: None,
@@ -125,14 +123,14 @@ pub fn decide_pin(
 
 fn record(
     store: &Store,
-    kind: &str,
+    kind: AuditKind,
     session: Option<&str>,
     detail: serde_json::Value,
     now: i64,
 ) -> Result<(), StoreError> {
     store.append_audit(
         &AuditEvent {
-            kind: kind.into(),
+            kind,
             session: session.map(str::to_string),
             tool: None,
             verdict: None,

@@ -16,7 +16,9 @@ mod session;
 use portcullis_policy::{
     Decision, PathFacts, Policy, Reason, ToolCall, Verdict, decide, decide_with_skill,
 };
-use portcullis_store::{AuditEvent, NewSession, PinCheck, Request, Session, Store, StoreError};
+use portcullis_store::{
+    AuditEvent, AuditKind, AuditVerdict, NewSession, PinCheck, Request, Session, Store, StoreError,
+};
 use serde::Serialize;
 
 pub use hold::{HOLD_POLL, Hold, HoldStatus};
@@ -187,11 +189,11 @@ impl<F: PathFacts> Engine<F> {
         let check = store.check_pin(server, tool, &hash, &pinned, trust_first_use, now)?;
         let seen = match &check {
             PinCheck::FirstUse => Some((
-                "tool-pinned",
+                AuditKind::ToolPinned,
                 serde_json::json!({"hash": hash, "by": "first-use"}),
             )),
             PinCheck::Withheld { previous, .. } => Some((
-                "tool-withheld",
+                AuditKind::ToolWithheld,
                 serde_json::json!({"hash": hash, "approved": previous.as_ref().map(|p| &p.hash)}),
             )),
             PinCheck::Approved | PinCheck::Rejected => None,
@@ -199,7 +201,7 @@ impl<F: PathFacts> Engine<F> {
         if let Some((kind, detail)) = seen {
             store.append_audit(
                 &AuditEvent {
-                    kind: kind.into(),
+                    kind,
                     session: session.map(str::to_string),
                     tool: Some(portcullis_policy::McpToolName::new(server, tool).to_string()),
                     verdict: None,
@@ -418,13 +420,13 @@ fn audit_event(
     AuditEvent {
         // One row per decision; the grants it used are named in it.
         kind: if grants.is_empty() {
-            "decision".into()
+            AuditKind::Decision
         } else {
-            "grant-used".into()
+            AuditKind::GrantUsed
         },
         session: session.map(str::to_string),
         tool: Some(call.tool.name.clone()),
-        verdict: Some(d.decision.as_str().into()),
+        verdict: Some(audit_verdict(d.decision)),
         detail: serde_json::json!({
             "origin": call.tool.origin.as_str(),
             "reasons": reasons,
@@ -433,5 +435,27 @@ fn audit_event(
             "grants": grants,
             "request": request.map(|r| r.id),
         }),
+    }
+}
+
+/// The policy's verdict as the audit log writes it (the store does not know
+/// the policy crate): an exhaustive match, so a new verdict must decide.
+fn audit_verdict(v: Verdict) -> AuditVerdict {
+    match v {
+        Verdict::Allow => AuditVerdict::Allow,
+        Verdict::Ask => AuditVerdict::Ask,
+        Verdict::Deny => AuditVerdict::Deny,
+    }
+}
+
+#[cfg(test)]
+mod audit_verdict_tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_keep_their_words() {
+        for v in [Verdict::Allow, Verdict::Ask, Verdict::Deny] {
+            assert_eq!(audit_verdict(v).as_str(), v.as_str());
+        }
     }
 }

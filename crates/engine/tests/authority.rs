@@ -77,7 +77,7 @@ fn a_decision_without_a_session_is_audited_without_one() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].event.session, None);
     assert_eq!(
-        rows[0].event.verdict.as_deref(),
+        rows[0].event.verdict.map(|v| v.as_str()),
         Some(o.decision.decision.as_str())
     );
 }
@@ -149,13 +149,13 @@ fn tool_definitions_are_pinned_and_audited_by_the_engine() {
     assert!(!engine.tool_withheld("github", "get_issue").unwrap());
     assert!(matches!(check(&v2), PinCheck::Withheld { .. }));
     assert!(engine.tool_withheld("github", "get_issue").unwrap());
-    let kinds: Vec<String> = engine
+    let kinds: Vec<&str> = engine
         .store()
         .unwrap()
         .audit_all()
         .unwrap()
         .into_iter()
-        .map(|r| r.event.kind)
+        .map(|r| r.event.kind.as_str())
         .collect();
     assert_eq!(kinds, ["tool-pinned", "tool-withheld"]);
 }

@@ -527,13 +527,13 @@ pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Re
     } else {
         body.push_str("<table class=\"audit\"><thead><tr><th>#</th><th>Time (UTC)</th><th>Event</th><th>Session</th><th>Tool</th><th>Verdict</th><th>Detail</th></tr></thead><tbody>");
         for r in &rows {
-            let verdict = r.event.verdict.as_deref().unwrap_or("");
+            let verdict = r.event.verdict.map_or("", |v| v.as_str());
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td><span class=\"verdict v-{v}\">{v}</span></td><td class=\"detail\">{}</td></tr>",
                 r.id,
                 time_text(r.at),
-                esc(&r.event.kind),
+                esc(r.event.kind.as_str()),
                 esc(r.event.session.as_deref().unwrap_or("")),
                 esc(r.event.tool.as_deref().unwrap_or("")),
                 esc(&detail_text(&r.event.detail)),

@@ -22,7 +22,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use crate::types::{AuditCheck, AuditEvent, AuditRow};
+use crate::types::{AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict};
 use crate::{Result, Store, StoreError};
 
 /// The `prev_hash` of the first row.
@@ -132,14 +132,11 @@ impl Store {
     /// read the last row's hash and the next id, hash, insert — so appends
     /// from several processes form one chain.
     ///
-    /// Errors: [`StoreError::InvalidAudit`] for an empty kind or a detail
-    /// over 64 KiB.
+    /// The row stores (and hashes) the kind's and verdict's words
+    /// ([`AuditKind::as_str`], [`AuditVerdict::as_str`]).
+    ///
+    /// Errors: [`StoreError::InvalidAudit`] for a detail over 64 KiB.
     pub fn append_audit(&self, e: &AuditEvent, now: i64) -> Result<AuditRow> {
-        if e.kind.trim().is_empty() {
-            return Err(StoreError::InvalidAudit {
-                why: "the event kind is empty".into(),
-            });
-        }
         let detail = serde_json::to_string(&e.detail).map_err(|e| StoreError::InvalidAudit {
             why: format!("the detail does not serialize: {e}"),
         })?;
@@ -166,10 +163,10 @@ impl Store {
         let mut row = RawRow {
             id,
             at: now,
-            kind: e.kind.clone(),
+            kind: e.kind.as_str().to_owned(),
             session: e.session.clone(),
             tool: e.tool.clone(),
-            verdict: e.verdict.clone(),
+            verdict: e.verdict.map(|v| v.as_str().to_owned()),
             detail,
             prev_hash,
             hash: String::new(),
@@ -298,6 +295,11 @@ impl Store {
             .map_err(self.sql("read the audit sequence"))
     }
 
+    /// Rows read back: the stored text parsed. A kind, verdict or detail that
+    /// does not parse (a row edited by hand, or written by a newer version)
+    /// fails the read with [`StoreError::Corrupt`] naming the row; the chain
+    /// itself is verified over the stored text ([`Store::verify_audit`]), so
+    /// such a row still shows there as edited.
     fn audit_rows(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<AuditRow>> {
         let mut stmt = self
             .conn
@@ -312,14 +314,25 @@ impl Store {
                 let detail = serde_json::from_str(&row.detail).map_err(|e| {
                     self.corrupt(format!("detail of audit row {}", row.id), e.to_string())
                 })?;
+                let kind = row.kind.parse::<AuditKind>().map_err(|e| {
+                    self.corrupt(format!("kind of audit row {}", row.id), e.to_string())
+                })?;
+                let verdict = row
+                    .verdict
+                    .as_deref()
+                    .map(str::parse::<AuditVerdict>)
+                    .transpose()
+                    .map_err(|e| {
+                        self.corrupt(format!("verdict of audit row {}", row.id), e.to_string())
+                    })?;
                 Ok(AuditRow {
                     id: row.id,
                     at: row.at,
                     event: AuditEvent {
-                        kind: row.kind,
+                        kind,
                         session: row.session,
                         tool: row.tool,
-                        verdict: row.verdict,
+                        verdict,
                         detail,
                     },
                     prev_hash: row.prev_hash,

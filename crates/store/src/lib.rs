@@ -54,9 +54,9 @@ pub use error::{Result, StoreError};
 pub use sessions::MAX_SESSION_ID;
 pub use trust::{FileId, Integrity};
 pub use types::{
-    AgentKind, AuditCheck, AuditEvent, AuditRow, Grant, GrantScope, GrantTarget, NewGrant,
-    NewRequest, NewSession, Op, ParseError, Pin, PinCheck, PinStatus, Registered, Request,
-    RequestStatus, Resolution, Session,
+    AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, Grant, GrantScope,
+    GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin, PinCheck, PinStatus,
+    Registered, Request, RequestStatus, Resolution, Session,
 };
 
 /// The database file's name inside the data directory.

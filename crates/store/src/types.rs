@@ -437,18 +437,57 @@ pub struct Request {
     pub held_until: Option<i64>,
 }
 
+word_enum! {
+    /// What an audit row records. Its text is part of the hashed row, so a
+    /// variant's word never changes once written; a new kind is a new variant.
+    AuditKind, "audit kind" {
+        /// An agent's call judged without a grant.
+        Decision => "decision",
+        /// An agent's call judged with the help of one or more grants (named
+        /// in the row).
+        GrantUsed => "grant-used",
+        /// A person approved a request or made a grant.
+        Approval => "approval",
+        /// A person denied a request.
+        Denial => "denial",
+        /// A person revoked a grant or a session.
+        Revoke => "revoke",
+        /// An MCP tool definition pinned on first use.
+        ToolPinned => "tool-pinned",
+        /// A changed MCP tool definition withheld until a person decides.
+        ToolWithheld => "tool-withheld",
+        /// A person approved a pending MCP tool definition.
+        ToolApproved => "tool-approved",
+        /// A person rejected a pending MCP tool definition.
+        ToolRejected => "tool-rejected",
+    }
+}
+
+word_enum! {
+    /// The verdict an audit row records (the policy's `Verdict`, which the
+    /// store does not depend on; the engine converts).
+    AuditVerdict, "audit verdict" {
+        /// Allowed.
+        Allow => "allow",
+        /// A person must decide.
+        Ask => "ask",
+        /// Refused.
+        Deny => "deny",
+    }
+}
+
 /// One audit event. `detail` carries reason codes, effect kinds with canonical
 /// paths and rule ids — never file contents, secrets or tokens.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEvent {
-    /// `decision`, `approval`, `denial`, `grant-used`, `revoke`, `expiry`, `session` …
-    pub kind: String,
+    /// What happened.
+    pub kind: AuditKind,
     /// The session concerned.
     pub session: Option<String>,
     /// The tool concerned.
     pub tool: Option<String>,
-    /// `allow`, `ask`, `deny` … when there is one.
-    pub verdict: Option<String>,
+    /// The verdict, for a decision.
+    pub verdict: Option<AuditVerdict>,
     /// Structured detail (at most 64 KiB of JSON).
     pub detail: serde_json::Value,
 }
@@ -513,6 +552,53 @@ mod tests {
             err.to_string(),
             "unknown operation `Write` (expected one of: read, write, delete, move, exec)"
         );
+    }
+
+    #[test]
+    fn audit_kinds_keep_the_text_they_were_hashed_with() {
+        // The words written before `AuditKind` existed, literally: a row's
+        // hash covers its kind's text, so these never change.
+        let old = [
+            "decision",
+            "grant-used",
+            "approval",
+            "denial",
+            "revoke",
+            "tool-pinned",
+            "tool-withheld",
+            "tool-approved",
+            "tool-rejected",
+        ];
+        assert_eq!(AuditKind::ALL.len(), old.len(), "a kind added or removed");
+        for (k, word) in AuditKind::ALL.iter().zip(old) {
+            assert_eq!(k.as_str(), word);
+            assert_eq!(k.to_string(), word);
+            assert_eq!(serde_json::to_string(k).unwrap(), format!("\"{word}\""));
+            assert_eq!(word.parse::<AuditKind>().unwrap(), *k);
+            assert_eq!(
+                serde_json::from_str::<AuditKind>(&format!("\"{word}\"")).unwrap(),
+                *k
+            );
+        }
+        for bad in [
+            "",
+            "Decision",
+            "grant_used",
+            "expiry",
+            "session",
+            " decision",
+        ] {
+            let err = bad.parse::<AuditKind>().unwrap_err();
+            assert_eq!(err.value, bad);
+            assert!(err.to_string().starts_with("unknown audit kind"), "{err}");
+        }
+        for (v, word) in AuditVerdict::ALL.iter().zip(["allow", "ask", "deny"]) {
+            assert_eq!(v.as_str(), word);
+            assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{word}\""));
+            assert_eq!(word.parse::<AuditVerdict>().unwrap(), *v);
+        }
+        assert_eq!(AuditVerdict::ALL.len(), 3);
+        assert!("Allow".parse::<AuditVerdict>().is_err());
     }
 
     #[test]

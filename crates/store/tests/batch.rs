@@ -11,12 +11,12 @@
 
 mod support;
 
-use portcullis_store::{AuditEvent, GrantScope, Op, Store, StoreError};
+use portcullis_store::{AuditEvent, AuditKind, GrantScope, Op, Store, StoreError};
 use support::{file, grant, main_session};
 
-fn event(kind: &str) -> AuditEvent {
+fn event(kind: AuditKind) -> AuditEvent {
     AuditEvent {
-        kind: kind.into(),
+        kind,
         session: None,
         tool: None,
         verdict: None,
@@ -35,10 +35,16 @@ fn a_batch_commits_everything_and_a_failed_operation_alone_rolls_back() {
         .batch(|s| {
             let first = s.consume_once(g.id, 10).unwrap();
             let second = s.consume_once(g.id, 10).unwrap();
-            s.append_audit(&event("one"), 10).unwrap();
-            // Fails inside the batch: an empty kind. Nothing of it is kept.
-            let bad = s.append_audit(&event(" "), 10);
-            s.append_audit(&event("two"), 10).unwrap();
+            s.append_audit(&event(AuditKind::Decision), 10).unwrap();
+            // Fails inside the batch: a detail too large. Nothing of it is kept.
+            let bad = s.append_audit(
+                &AuditEvent {
+                    detail: serde_json::json!({"content": "x".repeat(70_000)}),
+                    ..event(AuditKind::Approval)
+                },
+                10,
+            );
+            s.append_audit(&event(AuditKind::Revoke), 10).unwrap();
             // A duplicate session fails alone, too.
             let dup = s.register_session(&main_session("s"));
             (
@@ -57,13 +63,13 @@ fn a_batch_commits_everything_and_a_failed_operation_alone_rolls_back() {
 
     // Another connection sees the batch committed, chain intact.
     let other = Store::open(dir.path()).unwrap();
-    let kinds: Vec<String> = other
+    let kinds: Vec<AuditKind> = other
         .audit_all()
         .unwrap()
         .into_iter()
         .map(|r| r.event.kind)
         .collect();
-    assert_eq!(kinds, ["one", "two"]);
+    assert_eq!(kinds, [AuditKind::Decision, AuditKind::Revoke]);
     assert!(other.verify_audit().unwrap().is_intact());
     assert!(other.grant(g.id).unwrap().unwrap().consumed_at.is_some());
 }
@@ -80,7 +86,7 @@ fn a_batch_that_cannot_commit_reports_it_and_keeps_nothing() {
     store
         .set_busy_timeout(std::time::Duration::from_millis(50))
         .unwrap();
-    let r = store.batch(|s| s.append_audit(&event("lost"), 1).map(|_| ()));
+    let r = store.batch(|s| s.append_audit(&event(AuditKind::Decision), 1).map(|_| ()));
     assert!(r.is_err(), "the write lock is taken: {r:?}");
     raw.execute_batch("ROLLBACK").unwrap();
     assert!(other.audit_all().unwrap().is_empty());

@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use portcullis_store::{AuditCheck, AuditEvent, GrantScope, Op, Store};
+use portcullis_store::{AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, Op, Store};
 use support::{file, grant, main_session};
 
 const WORKER: &str = "PORTCULLIS_STORE_TEST_CRASH_WORKER";
@@ -36,10 +36,10 @@ fn crash_worker() {
     println!("\nREADY");
     for i in 0.. {
         let event = AuditEvent {
-            kind: "decision".into(),
+            kind: AuditKind::Decision,
             session: Some("s".into()),
             tool: Some("Write".into()),
-            verdict: Some("allow".into()),
+            verdict: Some(AuditVerdict::Allow),
             detail: serde_json::json!({"reason": "grant", "paths": [format!("/w/{i}")]}),
         };
         store.append_audit(&event, i).unwrap();
@@ -123,7 +123,7 @@ fn sigkill_mid_stream_loses_nothing_committed() {
         );
         // The store still works after the crash.
         let event = AuditEvent {
-            kind: "session".into(),
+            kind: AuditKind::Revoke,
             session: None,
             tool: None,
             verdict: None,

@@ -15,7 +15,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
 use portcullis_store::{
-    AuditCheck, AuditEvent, GrantScope, NewRequest, Op, Resolution, Store, StoreError, schema,
+    AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, NewRequest, Op, Resolution, Store,
+    StoreError, schema,
 };
 use support::{file, grant, main_session, raw};
 
@@ -87,10 +88,10 @@ fn reopening_keeps_everything_and_does_not_migrate_again() {
     };
     let r = store.raise_request(&req, 100).unwrap();
     let event = AuditEvent {
-        kind: "decision".into(),
+        kind: AuditKind::Decision,
         session: Some("s".into()),
         tool: Some("Read".into()),
-        verdict: Some("allow".into()),
+        verdict: Some(AuditVerdict::Allow),
         detail: serde_json::json!({"reason": "grant"}),
     };
     let a = store.append_audit(&event, 100).unwrap();
@@ -244,10 +245,10 @@ fn wal_stays_bounded_across_many_short_lived_opens() {
         store
             .append_audit(
                 &AuditEvent {
-                    kind: "decision".into(),
+                    kind: AuditKind::Decision,
                     session: Some(format!("s{i}")),
                     tool: Some("Bash".into()),
-                    verdict: Some("allow".into()),
+                    verdict: Some(AuditVerdict::Allow),
                     detail: serde_json::json!({"reason": "x".repeat(300)}),
                 },
                 i,

@@ -18,7 +18,9 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use portcullis_store::{AuditEvent, GrantScope, Integrity, Op, Store, StoreError};
+use portcullis_store::{
+    AuditEvent, AuditKind, AuditVerdict, GrantScope, Integrity, Op, Store, StoreError,
+};
 use support::{file, grant, main_session, raw};
 
 fn mode(p: &Path) -> u32 {
@@ -188,10 +190,10 @@ fn filled_store(data: &Path) -> std::path::PathBuf {
         store
             .append_audit(
                 &AuditEvent {
-                    kind: "decision".into(),
+                    kind: AuditKind::Decision,
                     session: Some(format!("s{i}")),
                     tool: Some("Bash".into()),
-                    verdict: Some("allow".into()),
+                    verdict: Some(AuditVerdict::Allow),
                     detail: serde_json::json!({"reason": "x".repeat(200)}),
                 },
                 i,
