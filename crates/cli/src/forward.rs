@@ -21,6 +21,7 @@ compile_error!(
 mod config_files;
 #[allow(unsafe_code, dead_code)]
 mod guard;
+mod hook_answer;
 mod hook_client;
 // Shared with the other binaries; this one uses the request types only.
 #[allow(dead_code)]
@@ -30,13 +31,16 @@ mod state;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
+
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use portcullis_adapters::{Agent, Reply, deny_reply};
+use portcullis_adapters::{Agent, deny_reply};
 use portcullis_paths::Environment;
+
+use crate::hook_answer::{budget, emit, event_of};
 
 #[global_allocator]
 static ALLOCATOR: guard::CappedAlloc = guard::CappedAlloc;
@@ -60,7 +64,7 @@ fn main() -> ExitCode {
     let Some(agent) = agent else {
         guard::fire();
     };
-    let budget = agent.hook_budget();
+    let budget = budget(agent);
     let deadline = Instant::now() + budget;
     guard::watchdog(budget);
     let mut input = Vec::new();
@@ -131,34 +135,4 @@ fn become_hook(args: &[OsString], input: &[u8]) -> ! {
         .exec();
     let _ = err;
     guard::fire();
-}
-
-/// The event name, for replying in the right shape (as `portcullis hook`).
-fn event_of(input: &[u8]) -> &'static str {
-    let v: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
-    match v.get("hook_event_name").and_then(|e| e.as_str()) {
-        Some("PermissionRequest") => "PermissionRequest",
-        Some("beforeReadFile") => "beforeReadFile",
-        _ => "",
-    }
-}
-
-fn emit(r: &Reply) -> ExitCode {
-    if !guard::claim_answer() {
-        loop {
-            std::thread::sleep(Duration::from_secs(1));
-        }
-    }
-    let code = u8::try_from(r.exit).unwrap_or(2);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(r.stdout.as_bytes());
-    if !r.stdout.is_empty() {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
-    if !r.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(r.stderr.as_bytes());
-    }
-    guard::answered(code);
-    ExitCode::from(code)
 }

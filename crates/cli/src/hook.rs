@@ -5,10 +5,10 @@
 //! — a payload that does not parse, a configuration or store error, a panic —
 //! becomes a deny with the reason (several agents treat a crashed hook as allow).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use portcullis_adapters::{Agent, Reply, deny_reply};
@@ -17,6 +17,7 @@ use portcullis_paths::Environment;
 use portcullis_store::Store;
 
 use crate::config_files::Sources;
+use crate::hook_answer::{budget, emit, event_of};
 use crate::{guard, hook_client, hook_judge};
 
 #[derive(clap::Args)]
@@ -100,48 +101,6 @@ pub fn run(args: &HookArgs) -> ExitCode {
         Err(_) => deny_reply(agent, event_of(&input), FAILED),
     };
     emit(&reply)
-}
-
-/// The hook's time budget: its agent's (`Agent::hook_budget`), or shorter
-/// with `PORTCULLIS_HOOK_BUDGET_MS` (never longer: a budget past the agent's
-/// own timeout would let the agent give up first and run the call).
-fn budget(agent: Agent) -> Duration {
-    let own = agent.hook_budget();
-    std::env::var("PORTCULLIS_HOOK_BUDGET_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(own, |ms| own.min(Duration::from_millis(ms)))
-}
-
-/// The event name, for replying in the right shape even to a payload that failed.
-fn event_of(input: &[u8]) -> &'static str {
-    let v: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
-    match v.get("hook_event_name").and_then(|e| e.as_str()) {
-        Some("PermissionRequest") => "PermissionRequest",
-        Some("beforeReadFile") => "beforeReadFile",
-        _ => "",
-    }
-}
-
-fn emit(r: &Reply) -> ExitCode {
-    if !guard::claim_answer() {
-        // The watchdog is writing the refusal and ends the process.
-        loop {
-            std::thread::sleep(Duration::from_secs(1));
-        }
-    }
-    let code = u8::try_from(r.exit).unwrap_or(2);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(r.stdout.as_bytes());
-    if !r.stdout.is_empty() {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
-    if !r.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(r.stderr.as_bytes());
-    }
-    guard::answered(code);
-    ExitCode::from(code)
 }
 
 /// Whether the hook hands its calls to a running daemon

@@ -19,6 +19,7 @@ mod export;
 #[allow(unsafe_code, dead_code)]
 mod guard;
 mod hook;
+mod hook_answer;
 mod hook_client;
 // Shared with `portcullis-daemon`, which uses the other part of it.
 #[allow(dead_code)]
