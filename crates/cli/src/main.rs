@@ -26,6 +26,7 @@ mod hook_client;
 mod hook_judge;
 mod install;
 mod mcp;
+mod run;
 mod state;
 
 use std::process::ExitCode;
@@ -80,6 +81,9 @@ enum Commands {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// Run a program confined by the kernel to what the policy allows a shell call:
+    /// `portcullis run [--cwd DIR] [--network off|on] -- PROGRAM ARGS…`.
+    Run(run::RunArgs),
     /// MCP tool definition pins: list, approve, reject.
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
         Commands::Export(cmd) => export::run(&cmd),
         Commands::Serve { args } => return daemon("serve", &args),
         Commands::McpBridge { args } => return daemon("mcp-bridge", &args),
+        Commands::Run(args) => return run::main(&args),
         Commands::Mcp(cmd) => mcp::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),
         Commands::Grants(cmd) => state::grants(&cmd),

@@ -64,6 +64,7 @@
 //! assert_eq!(paths.resolve("~/.bashrc", "/").protected.as_deref(), Some("shell startup file"));
 //! ```
 
+pub mod confinement;
 mod env;
 mod glob;
 mod pattern;
@@ -73,6 +74,7 @@ mod walk;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use confinement::{Confinement, ConfinementError};
 pub use env::Environment;
 pub use portcullis_policy::{PathFact, PathFacts, Zone};
 

@@ -1,0 +1,129 @@
+//! `portcullis run [--config FILE] [--cwd DIR] [--network off|on] -- PROGRAM ARGS…`:
+//! runs a program confined by the kernel to what the policy allows a shell
+//! call in that workspace (`portcullis-confine` does the confining).
+//!
+//! - reads: everything but the secret paths found on disk (the `paths`
+//!   tables) and portcullis' data directory;
+//! - writes: the workspace roots and a private temporary directory (`TMPDIR`),
+//!   except the protected paths found inside them;
+//! - network: off unless `--network on`;
+//! - environment: the caller's, without the variables the policy calls secret
+//!   and without portcullis' session token.
+//!
+//! If the kernel cannot confine, it refuses and says what is missing; it never
+//! runs the program unconfined.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use portcullis_confine::{Command, Network, Profile};
+use portcullis_paths::{Environment, FsPaths, Scopes};
+
+use crate::config_files;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The working directory of the program (default: the current directory).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// Whether the program may use the network: off (a network namespace of
+    /// its own, loopback only) or on (the host's network).
+    #[arg(long, value_enum, default_value = "off")]
+    network: NetworkArg,
+    /// Print the confinement profile (JSON) instead of running anything.
+    #[arg(long)]
+    print_profile: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum NetworkArg {
+    Off,
+    On,
+}
+
+/// Variables never passed to a confined program, whatever the policy says:
+/// the proof of a portcullis session would let it act as the agent.
+const NEVER_PASSED: &[&str] = &["PORTCULLIS_SESSION_TOKEN"];
+
+/// The exit status when portcullis refuses to run the program (as `env`
+/// and `timeout` use 125 for their own failures).
+const REFUSED: u8 = 125;
+
+pub fn main(args: &RunArgs) -> ExitCode {
+    run(args).unwrap_or_else(|err| {
+        eprintln!("portcullis: error: {err:#}");
+        ExitCode::from(REFUSED)
+    })
+}
+
+fn run(args: &RunArgs) -> Result<ExitCode> {
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("finding the current directory")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {}: no such directory", cwd.display()))?;
+    let Some(cwd_text) = cwd.to_str() else {
+        bail!("the working directory {} is not UTF-8", cwd.display());
+    };
+    let env = Environment::from_process();
+    let policy = config_files::load(args.config.as_deref(), &cwd, &env)?;
+    let paths = FsPaths::new(&Scopes::of(&policy.workspace), &env);
+    let found = paths
+        .confinement(cwd_text)
+        .context("finding what to confine")?;
+    let profile = Profile {
+        writable: found.writable.iter().map(PathBuf::from).collect(),
+        read_only: found.read_only.iter().map(PathBuf::from).collect(),
+        pinned: found.pinned.iter().map(PathBuf::from).collect(),
+        hidden: found.hidden.iter().map(PathBuf::from).collect(),
+        network: match args.network {
+            NetworkArg::Off => Network::Off,
+            NetworkArg::On => Network::On,
+        },
+    };
+    if args.print_profile {
+        let list = |v: &[String]| serde_json::json!(v);
+        println!(
+            "{}",
+            serde_json::json!({
+                "writable": list(&found.writable),
+                "read_only": list(&found.read_only),
+                "pinned": list(&found.pinned),
+                "hidden": list(&found.hidden),
+                "network": matches!(args.network, NetworkArg::On),
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let passed: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|name| {
+                !NEVER_PASSED.contains(&name) && policy.secret_env_shape(name).is_none()
+            })
+        })
+        .collect();
+    let mut command = args.command.iter();
+    let Some(program) = command.next() else {
+        bail!("no program to run: `portcullis run -- PROGRAM ARGS…`");
+    };
+    let code = portcullis_confine::run(
+        &profile,
+        &Command {
+            program: program.clone(),
+            args: command.cloned().collect(),
+            cwd,
+            env: passed,
+        },
+    )
+    .context("portcullis run refused to run the program")?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

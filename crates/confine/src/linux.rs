@@ -1,0 +1,600 @@
+//! The Linux implementation: a child process that confines itself, then
+//! becomes the program. The parent waits and reports.
+//!
+//! Everything the child needs is prepared before `fork` (C strings, the
+//! sorted mount lists, the resolved program), so the child only makes system
+//! calls. A setup failure in the child is written to a close-on-exec pipe as
+//! "step: reason"; the parent reads that pipe to its end, so an empty read
+//! means the `execve` succeeded.
+
+#![allow(unsafe_code)]
+
+mod landlock;
+mod seccomp;
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use crate::{Command, ConfineError, MIN_LANDLOCK_ABI, Network, Profile, Support};
+
+pub fn support() -> Result<Support, ConfineError> {
+    let abi = landlock::abi();
+    if abi < MIN_LANDLOCK_ABI {
+        return Err(ConfineError::Unsupported(if abi == 0 {
+            "the kernel has no Landlock (it needs Linux 6.2 or later with Landlock enabled: `lsm=…,landlock`)".into()
+        } else {
+            format!("the kernel's Landlock ABI is {abi}; {MIN_LANDLOCK_ABI} or later is needed (Linux 6.2)")
+        }));
+    }
+    Ok(Support { landlock_abi: abi })
+}
+
+/// What the child does, prepared.
+struct Plan {
+    root: bool,
+    uid: u32,
+    gid: u32,
+    network: Network,
+    abi: u32,
+    pinned: Vec<CString>,
+    read_only: Vec<CString>,
+    hidden: Vec<CString>,
+    /// Landlock rules: (path, writable).
+    landlock: Vec<(CString, landlock::Grant)>,
+    empty_file: CString,
+    cwd: CString,
+    program: CString,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+/// The private directory of one run: its temporary directory and the empty
+/// file that covers hidden files. Removed when the run ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn run(profile: &Profile, command: &Command) -> Result<i32, ConfineError> {
+    let support = support()?;
+    let scratch = make_scratch()?;
+    let tmp = scratch.0.join("tmp");
+    let plan = prepare(profile, command, support.landlock_abi, &scratch.0, &tmp)?;
+
+    let (read_end, write_end) = pipe()?;
+    // SAFETY: fork has no preconditions; the child only makes system calls
+    // with data prepared above and ends in execve or _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io_error("starting the confined process"));
+    }
+    if pid == 0 {
+        drop(read_end);
+        let failure = confine_and_exec(&plan, write_end.as_raw_fd());
+        report(write_end.as_raw_fd(), &failure);
+        // SAFETY: _exit ends the child without running the parent's
+        // destructors (the scratch directory belongs to the parent).
+        unsafe { libc::_exit(126) };
+    }
+    drop(write_end);
+    let mut message = String::new();
+    let mut reader = std::fs::File::from(read_end);
+    let _ = reader.read_to_string(&mut message);
+    let status = wait(pid)?;
+    drop(scratch);
+    if let Some((step, reason)) = message.split_once(": ") {
+        return Err(ConfineError::Setup {
+            step: step.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+    if !message.is_empty() {
+        return Err(ConfineError::Setup {
+            step: "setup".into(),
+            reason: message,
+        });
+    }
+    Ok(status)
+}
+
+fn make_scratch() -> Result<Scratch, ConfineError> {
+    let base = std::env::temp_dir();
+    let mut template = base.join("portcullis-run-XXXXXX").into_os_string().into_vec();
+    template.push(0);
+    // SAFETY: `template` is a writable NUL-terminated buffer ending in
+    // XXXXXX, as mkdtemp requires; it is rewritten in place.
+    let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if made.is_null() {
+        return Err(io_error("creating the run's private directory"));
+    }
+    template.pop();
+    let dir = Scratch(PathBuf::from(OsString::from_vec(template)));
+    let io = |what: &str| {
+        let what = what.to_string();
+        move |source| ConfineError::Io { what, source }
+    };
+    std::fs::create_dir(dir.0.join("tmp")).map_err(io("creating the private temporary directory"))?;
+    let empty = dir.0.join("empty");
+    std::fs::File::create(&empty).map_err(io("creating the file that covers hidden files"))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o000))
+        .map_err(io("making the cover file unreadable"))?;
+    Ok(dir)
+}
+
+fn prepare(
+    profile: &Profile,
+    command: &Command,
+    abi: u32,
+    scratch: &Path,
+    tmp: &Path,
+) -> Result<Plan, ConfineError> {
+    // SAFETY: getuid and getgid cannot fail and have no preconditions.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let program = resolve_program(&command.program, &command.env)?;
+    let mut argv = vec![cstring(command.program.as_bytes())?];
+    for a in &command.args {
+        argv.push(cstring(a.as_bytes())?);
+    }
+    let mut envp = Vec::new();
+    for (k, v) in &command.env {
+        if k.as_bytes() == b"TMPDIR" {
+            continue;
+        }
+        let mut kv = k.as_bytes().to_vec();
+        kv.push(b'=');
+        kv.extend_from_slice(v.as_bytes());
+        envp.push(cstring(&kv)?);
+    }
+    let mut tmpdir = b"TMPDIR=".to_vec();
+    tmpdir.extend_from_slice(tmp.as_os_str().as_bytes());
+    envp.push(cstring(&tmpdir)?);
+
+    let mut landlock = vec![(cstring(b"/")?, landlock::Grant::Read)];
+    for w in profile.writable.iter().map(PathBuf::as_path).chain([tmp]) {
+        landlock.push((path_cstring(w)?, landlock::Grant::Write));
+    }
+    for dev in DEVICES {
+        if Path::new(dev).exists() {
+            landlock.push((cstring(dev.as_bytes())?, landlock::Grant::Device));
+        }
+    }
+    Ok(Plan {
+        root: uid == 0,
+        uid,
+        gid,
+        network: profile.network,
+        abi,
+        pinned: by_depth(&profile.pinned)?,
+        read_only: by_depth(&profile.read_only)?,
+        hidden: by_depth(&profile.hidden)?,
+        landlock,
+        empty_file: path_cstring(&scratch.join("empty"))?,
+        cwd: path_cstring(&command.cwd)?,
+        program,
+        argv,
+        envp,
+    })
+}
+
+/// Device files a program may write and use (terminals included): writing
+/// any other device, a disk for one, stays refused.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Shallow paths first: a mount over a deep path must not be covered by a
+/// later mount over the path above it.
+fn by_depth(paths: &[PathBuf]) -> Result<Vec<CString>, ConfineError> {
+    let mut sorted: Vec<&PathBuf> = paths.iter().collect();
+    sorted.sort_by_key(|p| p.components().count());
+    sorted.dedup();
+    sorted.into_iter().map(|p| path_cstring(p)).collect()
+}
+
+/// `program` as execve needs it: a path as given when it has a `/`, else
+/// the first executable file of that name in the environment's `PATH`.
+fn resolve_program(program: &OsStr, env: &[(OsString, OsString)]) -> Result<CString, ConfineError> {
+    let bytes = program.as_bytes();
+    if bytes.is_empty() {
+        return Err(ConfineError::NotFound(String::new()));
+    }
+    if bytes.contains(&b'/') {
+        return cstring(bytes);
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k.as_bytes() == b"PATH")
+        .map_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"), |(_, v)| v.clone());
+    for dir in path.as_bytes().split(|&b| b == b':').filter(|d| !d.is_empty()) {
+        let candidate = Path::new(OsStr::from_bytes(dir)).join(program);
+        if is_executable(&candidate) {
+            return path_cstring(&candidate);
+        }
+    }
+    Err(ConfineError::NotFound(program.to_string_lossy().into_owned()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn cstring(bytes: &[u8]) -> Result<CString, ConfineError> {
+    CString::new(bytes).map_err(|_| ConfineError::Setup {
+        step: "preparing".into(),
+        reason: format!("`{}` contains a NUL byte", String::from_utf8_lossy(bytes)),
+    })
+}
+
+fn path_cstring(p: &Path) -> Result<CString, ConfineError> {
+    cstring(p.as_os_str().as_bytes())
+}
+
+fn io_error(what: &str) -> ConfineError {
+    ConfineError::Io {
+        what: what.to_string(),
+        source: std::io::Error::last_os_error(),
+    }
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), ConfineError> {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io_error("creating the setup pipe"));
+    }
+    let [r, w] = fds;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(r), OwnedFd::from_raw_fd(w)) })
+}
+
+fn wait(pid: libc::pid_t) -> Result<i32, ConfineError> {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(io_error("waiting for the confined process"));
+        }
+    }
+    Ok(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    })
+}
+
+/// A failed step: its name and errno.
+struct Failure {
+    step: &'static str,
+    errno: i32,
+    detail: Option<Vec<u8>>,
+}
+
+fn fail(step: &'static str) -> Failure {
+    Failure {
+        step,
+        errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        detail: None,
+    }
+}
+
+fn fail_at(step: &'static str, path: &CString) -> Failure {
+    Failure {
+        detail: Some(path.as_bytes().to_vec()),
+        ..fail(step)
+    }
+}
+
+fn report(fd: i32, f: &Failure) {
+    let mut text = f.step.as_bytes().to_vec();
+    if let Some(d) = &f.detail {
+        text.extend_from_slice(b" `");
+        text.extend_from_slice(d);
+        text.push(b'`');
+    }
+    text.extend_from_slice(b": ");
+    text.extend_from_slice(std::io::Error::from_raw_os_error(f.errno).to_string().as_bytes());
+    // SAFETY: `text` is a valid buffer of its length; a short or failed
+    // write only loses the message (the parent still sees the failure).
+    unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
+}
+
+/// The child: confine, then exec. Returns only on failure.
+fn confine_and_exec(plan: &Plan, report_fd: i32) -> Failure {
+    match confine(plan, report_fd) {
+        Err(f) => f,
+        Ok(()) => {
+            let mut argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
+            argv.push(std::ptr::null());
+            let mut envp: Vec<*const libc::c_char> = plan.envp.iter().map(|e| e.as_ptr()).collect();
+            envp.push(std::ptr::null());
+            // SAFETY: program, argv and envp are NUL-terminated strings and
+            // NULL-terminated arrays that outlive the call.
+            unsafe { libc::execve(plan.program.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+            fail_at("starting the program", &plan.program)
+        }
+    }
+}
+
+fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
+    namespaces(plan)?;
+    mounts(plan)?;
+    // SAFETY: chdir takes a NUL-terminated path.
+    if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
+        return Err(fail_at("entering the working directory", &plan.cwd));
+    }
+    // SAFETY: prctl with PR_SET_NO_NEW_PRIVS takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(fail("setting no-new-privileges"));
+    }
+    landlock::restrict(plan.abi, &plan.landlock)?;
+    drop_capabilities()?;
+    close_other_fds(report_fd)?;
+    seccomp::install()?;
+    Ok(())
+}
+
+fn namespaces(plan: &Plan) -> Result<(), Failure> {
+    let mut flags = libc::CLONE_NEWNS;
+    if plan.network == Network::Off {
+        flags |= libc::CLONE_NEWNET;
+    }
+    if !plan.root {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: unshare takes flags only; the child is single-threaded.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(fail(if plan.root {
+            "creating mount and network namespaces"
+        } else {
+            "creating a user namespace (are unprivileged user namespaces allowed? `sysctl kernel.unprivileged_userns_clone`, AppArmor's `kernel.apparmor_restrict_unprivileged_userns`)"
+        }));
+    }
+    if !plan.root {
+        write_file(c"/proc/self/setgroups", b"deny", "mapping ids (setgroups)")?;
+        let uid_map = format!("{0} {0} 1", plan.uid);
+        write_file(c"/proc/self/uid_map", uid_map.as_bytes(), "mapping ids (uid_map)")?;
+        let gid_map = format!("{0} {0} 1", plan.gid);
+        write_file(c"/proc/self/gid_map", gid_map.as_bytes(), "mapping ids (gid_map)")?;
+    }
+    if plan.network == Network::Off {
+        loopback_up()?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &std::ffi::CStr, data: &[u8], step: &'static str) -> Result<(), Failure> {
+    // SAFETY: open takes a NUL-terminated path; write a valid buffer; the
+    // descriptor is closed on every path.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(fail(step));
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        let err = (n < 0 || n.unsigned_abs() != data.len()).then(|| fail(step));
+        libc::close(fd);
+        err.map_or(Ok(()), Err)
+    }
+}
+
+/// The new network namespace's loopback, up: programs that talk to
+/// themselves over 127.0.0.1 keep working; nothing outside is reachable.
+fn loopback_up() -> Result<(), Failure> {
+    // SAFETY: a plain socket for the interface ioctls; `req` is a zeroed
+    // ifreq with a NUL-terminated name, valid for both ioctls; the socket is
+    // closed on every path.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            return Err(fail("bringing up the loopback interface"));
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *dst = *src as libc::c_char;
+        }
+        let mut ok = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut req) == 0;
+        if ok {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            ok = libc::ioctl(s, libc::SIOCSIFFLAGS, &req) == 0;
+        }
+        let err = (!ok).then(|| fail("bringing up the loopback interface"));
+        libc::close(s);
+        err.map_or(Ok(()), Err)
+    }
+}
+
+fn mounts(plan: &Plan) -> Result<(), Failure> {
+    // SAFETY: mount with NULL source and type only changes propagation.
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return Err(fail("making the mounts private"));
+    }
+    for p in &plan.pinned {
+        bind(p, p, false)?;
+    }
+    for p in &plan.read_only {
+        bind(p, p, true)?;
+    }
+    for p in &plan.hidden {
+        hide(p, &plan.empty_file)?;
+    }
+    Ok(())
+}
+
+/// Binds `src` onto `dst` (recursively), read-only if asked. A path that
+/// is gone by now needs no mount.
+fn bind(src: &CString, dst: &CString, read_only: bool) -> Result<(), Failure> {
+    // SAFETY: NUL-terminated paths; MS_BIND ignores the type and data.
+    if unsafe {
+        libc::mount(
+            src.as_ptr(),
+            dst.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) {
+            return Ok(());
+        }
+        return Err(fail_at("binding a path onto itself", dst));
+    }
+    if read_only {
+        remount_read_only(dst)?;
+    }
+    Ok(())
+}
+
+/// Makes the bind mount at `path` read-only, keeping the flags a user
+/// namespace may not clear (nosuid, nodev, noexec, atime).
+fn remount_read_only(path: &CString) -> Result<(), Failure> {
+    // SAFETY: `st` is a valid out-pointer for statvfs; mount takes
+    // NUL-terminated paths and flags.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut st) != 0 {
+            return Err(fail_at("reading a mount's flags", path));
+        }
+        let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+        for (st_flag, ms_flag) in [
+            (libc::ST_NOSUID, libc::MS_NOSUID),
+            (libc::ST_NODEV, libc::MS_NODEV),
+            (libc::ST_NOEXEC, libc::MS_NOEXEC),
+            (libc::ST_NOATIME, libc::MS_NOATIME),
+            (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+            (libc::ST_RELATIME, libc::MS_RELATIME),
+        ] {
+            if st.f_flag & st_flag != 0 {
+                flags |= ms_flag;
+            }
+        }
+        if libc::mount(std::ptr::null(), path.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+            return Err(fail_at("making a path read-only", path));
+        }
+    }
+    Ok(())
+}
+
+/// Covers `path`: an empty, read-only, unreadable tmpfs over a directory;
+/// the empty unreadable file over anything else.
+fn hide(path: &CString, empty_file: &CString) -> Result<(), Failure> {
+    // SAFETY: `st` is a valid out-pointer; stat follows a final symlink, as
+    // mount does.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
+        // Gone, or a dangling symlink: nothing to read there.
+        return Ok(());
+    }
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        // SAFETY: NUL-terminated strings for source, target, type and data.
+        if unsafe {
+            libc::mount(
+                c"portcullis-hidden".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"mode=000,size=4k".as_ptr().cast(),
+            )
+        } != 0
+        {
+            return Err(fail_at("hiding a directory", path));
+        }
+        Ok(())
+    } else {
+        bind(empty_file, path, true)
+    }
+}
+
+fn drop_capabilities() -> Result<(), Failure> {
+    // SAFETY: prctl with integer arguments; capset with a valid header and
+    // two zeroed data structs (version 3 reads two).
+    unsafe {
+        for cap in 0..=63 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(fail("dropping the capability bounding set"));
+            }
+        }
+        if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 {
+            return Err(fail("clearing ambient capabilities"));
+        }
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        let header = Header {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+        ];
+        if libc::syscall(libc::SYS_capset, &header, data.as_ptr()) != 0 {
+            return Err(fail("dropping capabilities"));
+        }
+    }
+    Ok(())
+}
+
+/// Closes every descriptor above stderr but the setup pipe (close-on-exec).
+fn close_other_fds(keep: i32) -> Result<(), Failure> {
+    let keep = u32::try_from(keep).unwrap_or(u32::MAX);
+    // SAFETY: close_range takes integers; closing descriptors this process
+    // will never use again (only `keep` is used until execve).
+    unsafe {
+        if keep > 3 && libc::syscall(libc::SYS_close_range, 3u32, keep - 1, 0u32) != 0 {
+            return Err(fail("closing inherited descriptors"));
+        }
+        if libc::syscall(libc::SYS_close_range, keep.saturating_add(1), u32::MAX, 0u32) != 0 {
+            return Err(fail("closing inherited descriptors"));
+        }
+    }
+    Ok(())
+}

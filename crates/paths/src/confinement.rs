@@ -1,0 +1,239 @@
+//! The paths a confined run must treat specially, found on disk now: the
+//! tables of [`crate::tables`] turned from patterns into the concrete files
+//! and directories they name in one workspace.
+//!
+//! A pattern cannot be handed to the kernel: a mount or a Landlock rule names
+//! one path. So the workspace roots are walked (symlinks are not followed),
+//! every protected path found there is listed to be mounted read-only (with
+//! the directories above it, which must not be renamed away), and every
+//! secret found there or at the tables' anchored places (`~/.ssh`,
+//! `~/.aws/credentials`, …) is listed to be hidden. The walk is bounded: a
+//! workspace too large to walk is an error, never a partial answer.
+//!
+//! What this cannot list: protected paths that do not exist yet (a new
+//! `.vscode/tasks.json`) — nothing on disk to mount over without creating it
+//! on the host — and `**/` secret rows outside the workspace (a `.env` in
+//! another project): the analysis still judges those.
+
+use std::fmt;
+
+use crate::pattern::{self, Seg};
+use crate::{FsPaths, Rule, RuleKind};
+
+/// The most entries a workspace walk visits before giving up.
+pub const WALK_LIMIT: usize = 200_000;
+
+/// Concrete paths, canonical, for one working directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Confinement {
+    /// The workspace roots: writable trees.
+    pub writable: Vec<String>,
+    /// Protected paths that exist inside a writable tree: read-only.
+    pub read_only: Vec<String>,
+    /// Directories between a writable root and a read-only path: they must
+    /// stay where they are (renaming `.git` away would leave a `.git/config`
+    /// to be created afresh).
+    pub pinned: Vec<String>,
+    /// Secret paths that exist, and portcullis' data directory: hidden.
+    pub hidden: Vec<String>,
+}
+
+/// Why the paths could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfinementError {
+    /// The working directory has no workspace (it is `/`, not absolute, or
+    /// cannot be resolved).
+    NoWorkspace(String),
+    /// The walk of a workspace root passed [`WALK_LIMIT`] entries.
+    TooLarge { root: String, limit: usize },
+}
+
+impl fmt::Display for ConfinementError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfinementError::NoWorkspace(cwd) => write!(
+                f,
+                "`{cwd}` has no workspace to confine a run to (it is `/`, not absolute or cannot be resolved)"
+            ),
+            ConfinementError::TooLarge { root, limit } => write!(
+                f,
+                "the workspace `{root}` has more than {limit} entries: too many to find its protected and secret paths before every run"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfinementError {}
+
+impl FsPaths {
+    /// The concrete paths a run confined to the workspace of `cwd` must
+    /// treat specially (module documentation).
+    pub fn confinement(&self, cwd: &str) -> Result<Confinement, ConfinementError> {
+        let writable = self.workspace_roots(cwd);
+        if writable.is_empty() {
+            return Err(ConfinementError::NoWorkspace(cwd.to_string()));
+        }
+        let mut out = Confinement {
+            writable: writable.clone(),
+            ..Confinement::default()
+        };
+        let tables = self.tables();
+        for root in &writable {
+            walk_root(root, &tables.protected, &tables.secrets, &mut out)?;
+        }
+        for rule in &tables.secrets {
+            for found in anchored_matches(rule) {
+                push_new(&mut out.hidden, found);
+            }
+        }
+        for dir in [&self.data_dir, &walk_physical(&self.data_dir)] {
+            if std::fs::symlink_metadata(dir).is_ok() {
+                push_new(&mut out.hidden, dir.clone());
+            }
+        }
+        // A hidden path inside another hidden one is hidden already.
+        let hidden = out.hidden.clone();
+        out.hidden.retain(|h| {
+            !hidden
+                .iter()
+                .any(|other| other != h && pattern::is_under(h, other))
+        });
+        Ok(out)
+    }
+}
+
+fn walk_physical(path: &str) -> String {
+    crate::walk::physical(path).path
+}
+
+/// Walks one workspace root, depth first, without following symlinks.
+fn walk_root(
+    root: &str,
+    protected: &[Rule],
+    secrets: &[Rule],
+    out: &mut Confinement,
+) -> Result<(), ConfinementError> {
+    let mut stack = vec![root.to_string()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                return Err(ConfinementError::TooLarge {
+                    root: root.to_string(),
+                    limit: WALK_LIMIT,
+                });
+            }
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                // A name that is not UTF-8 matches no table row.
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(format!("{dir}/{}", entry.file_name().to_string_lossy()));
+                }
+                continue;
+            };
+            let path = format!("{dir}/{name}");
+            let comps = pattern::components(&path);
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if let Some(rule) = first_rule(protected, &path, &comps) {
+                if has_exception(rule) && is_dir {
+                    // Parts below are exempt (`.claude/worktrees`): judge
+                    // each child on its own.
+                    stack.push(path);
+                } else {
+                    push_new(&mut out.read_only, path.clone());
+                    pin_ancestors(root, &path, &mut out.pinned);
+                }
+                continue;
+            }
+            if first_rule(secrets, &path, &comps).is_some() {
+                push_new(&mut out.hidden, path);
+                continue;
+            }
+            if is_dir {
+                stack.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The directories strictly between `root` and `path`.
+fn pin_ancestors(root: &str, path: &str, pinned: &mut Vec<String>) {
+    let mut p = path;
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        if parent.len() <= root.len() || !pattern::is_under(parent, root) {
+            break;
+        }
+        push_new(pinned, parent.to_string());
+        p = parent;
+    }
+}
+
+/// The first rule that matches `path` as inside the workspace.
+fn first_rule<'r>(rules: &'r [Rule], path: &str, comps: &[&str]) -> Option<&'r Rule> {
+    rules.iter().filter(|r| !r.outside_only).find(|r| {
+        FsPaths::first_match(std::slice::from_ref(*r), path, comps, false).is_some()
+    })
+}
+
+fn has_exception(rule: &Rule) -> bool {
+    matches!(&rule.kind, RuleKind::Anywhere { except: Some(_), .. })
+}
+
+/// The existing paths an anchored rule names: each prefix, then each
+/// component matched against the directory's entries.
+fn anchored_matches(rule: &Rule) -> Vec<String> {
+    let RuleKind::Anchored { prefixes, segs, .. } = &rule.kind else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (prefix, _) in prefixes {
+        // A process' own `/proc` files are its own; other processes' are out
+        // of a confined run's reach (Landlock's ptrace scoping).
+        if pattern::is_under(prefix, "/proc") {
+            continue;
+        }
+        let mut level = vec![prefix.clone()];
+        for seg in segs {
+            let mut next = Vec::new();
+            for dir in &level {
+                match seg {
+                    Seg::Lit(name) => next.push(format!("{}/{name}", dir.trim_end_matches('/'))),
+                    Seg::Glob(_) => {
+                        let Ok(entries) = std::fs::read_dir(dir) else {
+                            continue;
+                        };
+                        for e in entries.flatten() {
+                            if let Some(name) = e.file_name().to_str()
+                                && seg_matches(*seg, name)
+                            {
+                                next.push(format!("{}/{name}", dir.trim_end_matches('/')));
+                            }
+                        }
+                    }
+                }
+            }
+            level = next;
+        }
+        for p in level {
+            if std::fs::symlink_metadata(&p).is_ok() {
+                push_new(&mut found, walk_physical(&p));
+                push_new(&mut found, p);
+            }
+        }
+    }
+    found
+}
+
+fn seg_matches(seg: Seg, name: &str) -> bool {
+    pattern::matches_from(&[seg], false, &[name])
+}
+
+fn push_new(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) {
+        v.push(s);
+    }
+}
