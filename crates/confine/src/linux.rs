@@ -26,7 +26,9 @@ pub fn support() -> Result<Support, ConfineError> {
         return Err(ConfineError::Unsupported(if abi == 0 {
             "the kernel has no Landlock (it needs Linux 6.2 or later with Landlock enabled: `lsm=…,landlock`)".into()
         } else {
-            format!("the kernel's Landlock ABI is {abi}; {MIN_LANDLOCK_ABI} or later is needed (Linux 6.2)")
+            format!(
+                "the kernel's Landlock ABI is {abi}; {MIN_LANDLOCK_ABI} or later is needed (Linux 6.2)"
+            )
         }));
     }
     Ok(Support { landlock_abi: abi })
@@ -105,7 +107,10 @@ pub fn run(profile: &Profile, command: &Command) -> Result<i32, ConfineError> {
 
 fn make_scratch() -> Result<Scratch, ConfineError> {
     let base = std::env::temp_dir();
-    let mut template = base.join("portcullis-run-XXXXXX").into_os_string().into_vec();
+    let mut template = base
+        .join("portcullis-run-XXXXXX")
+        .into_os_string()
+        .into_vec();
     template.push(0);
     // SAFETY: `template` is a writable NUL-terminated buffer ending in
     // XXXXXX, as mkdtemp requires; it is rewritten in place.
@@ -119,7 +124,8 @@ fn make_scratch() -> Result<Scratch, ConfineError> {
         let what = what.to_string();
         move |source| ConfineError::Io { what, source }
     };
-    std::fs::create_dir(dir.0.join("tmp")).map_err(io("creating the private temporary directory"))?;
+    std::fs::create_dir(dir.0.join("tmp"))
+        .map_err(io("creating the private temporary directory"))?;
     let empty = dir.0.join("empty");
     std::fs::File::create(&empty).map_err(io("creating the file that covers hidden files"))?;
     use std::os::unix::fs::PermissionsExt;
@@ -218,14 +224,23 @@ fn resolve_program(program: &OsStr, env: &[(OsString, OsString)]) -> Result<CStr
     let path = env
         .iter()
         .find(|(k, _)| k.as_bytes() == b"PATH")
-        .map_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"), |(_, v)| v.clone());
-    for dir in path.as_bytes().split(|&b| b == b':').filter(|d| !d.is_empty()) {
+        .map_or_else(
+            || OsString::from("/usr/local/bin:/usr/bin:/bin"),
+            |(_, v)| v.clone(),
+        );
+    for dir in path
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(|d| !d.is_empty())
+    {
         let candidate = Path::new(OsStr::from_bytes(dir)).join(program);
         if is_executable(&candidate) {
             return path_cstring(&candidate);
         }
     }
-    Err(ConfineError::NotFound(program.to_string_lossy().into_owned()))
+    Err(ConfineError::NotFound(
+        program.to_string_lossy().into_owned(),
+    ))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -313,7 +328,11 @@ fn report(fd: i32, f: &Failure) {
         text.push(b'`');
     }
     text.extend_from_slice(b": ");
-    text.extend_from_slice(std::io::Error::from_raw_os_error(f.errno).to_string().as_bytes());
+    text.extend_from_slice(
+        std::io::Error::from_raw_os_error(f.errno)
+            .to_string()
+            .as_bytes(),
+    );
     // SAFETY: `text` is a valid buffer of its length; a short or failed
     // write only loses the message (the parent still sees the failure).
     unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
@@ -373,9 +392,17 @@ fn namespaces(plan: &Plan) -> Result<(), Failure> {
     if !plan.root {
         write_file(c"/proc/self/setgroups", b"deny", "mapping ids (setgroups)")?;
         let uid_map = format!("{0} {0} 1", plan.uid);
-        write_file(c"/proc/self/uid_map", uid_map.as_bytes(), "mapping ids (uid_map)")?;
+        write_file(
+            c"/proc/self/uid_map",
+            uid_map.as_bytes(),
+            "mapping ids (uid_map)",
+        )?;
         let gid_map = format!("{0} {0} 1", plan.gid);
-        write_file(c"/proc/self/gid_map", gid_map.as_bytes(), "mapping ids (gid_map)")?;
+        write_file(
+            c"/proc/self/gid_map",
+            gid_map.as_bytes(),
+            "mapping ids (gid_map)",
+        )?;
     }
     if plan.network == Network::Off {
         loopback_up()?;
@@ -498,7 +525,14 @@ fn remount_read_only(path: &CString) -> Result<(), Failure> {
                 flags |= ms_flag;
             }
         }
-        if libc::mount(std::ptr::null(), path.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+        if libc::mount(
+            std::ptr::null(),
+            path.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        ) != 0
+        {
             return Err(fail_at("making a path read-only", path));
         }
     }
@@ -546,7 +580,14 @@ fn drop_capabilities() -> Result<(), Failure> {
                 return Err(fail("dropping the capability bounding set"));
             }
         }
-        if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 {
+        if libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ) != 0
+        {
             return Err(fail("clearing ambient capabilities"));
         }
         #[repr(C)]
@@ -592,7 +633,13 @@ fn close_other_fds(keep: i32) -> Result<(), Failure> {
         if keep > 3 && libc::syscall(libc::SYS_close_range, 3u32, keep - 1, 0u32) != 0 {
             return Err(fail("closing inherited descriptors"));
         }
-        if libc::syscall(libc::SYS_close_range, keep.saturating_add(1), u32::MAX, 0u32) != 0 {
+        if libc::syscall(
+            libc::SYS_close_range,
+            keep.saturating_add(1),
+            u32::MAX,
+            0u32,
+        ) != 0
+        {
             return Err(fail("closing inherited descriptors"));
         }
     }

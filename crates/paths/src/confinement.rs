@@ -174,13 +174,20 @@ fn pin_ancestors(root: &str, path: &str, pinned: &mut Vec<String>) {
 
 /// The first rule that matches `path` as inside the workspace.
 fn first_rule<'r>(rules: &'r [Rule], path: &str, comps: &[&str]) -> Option<&'r Rule> {
-    rules.iter().filter(|r| !r.outside_only).find(|r| {
-        FsPaths::first_match(std::slice::from_ref(*r), path, comps, false).is_some()
-    })
+    rules
+        .iter()
+        .filter(|r| !r.outside_only)
+        .find(|r| FsPaths::first_match(std::slice::from_ref(*r), path, comps, false).is_some())
 }
 
 fn has_exception(rule: &Rule) -> bool {
-    matches!(&rule.kind, RuleKind::Anywhere { except: Some(_), .. })
+    matches!(
+        &rule.kind,
+        RuleKind::Anywhere {
+            except: Some(_),
+            ..
+        }
+    )
 }
 
 /// The existing paths an anchored rule names: each prefix, then each

@@ -127,8 +127,8 @@ fn add_rules(ruleset: i32, handled_fs: u64, rules: &[(CString, Grant)]) -> Resul
         }
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: `st` is a valid out-pointer for fstat of our descriptor.
-        let is_dir = unsafe { libc::fstat(fd, &mut st) } == 0
-            && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        let is_dir =
+            unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
         let mut access = match grant {
             Grant::Read => EXECUTE | READ_FILE | READ_DIR,
             Grant::Write => handled_fs,
