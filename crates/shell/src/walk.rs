@@ -1307,7 +1307,7 @@ impl<'l> Walker<'l> {
         if !program.contains('/') && self.builtin(key, &call, depth) {
             return;
         }
-        if let Some(spec) = wrappers::lookup(key) {
+        if let Some(spec) = wrappers::lookup(key, &call.words) {
             self.wrapper(key, spec, &call, depth);
             return;
         }

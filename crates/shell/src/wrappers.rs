@@ -23,6 +23,9 @@ pub(crate) enum Runs {
 /// The option table of one wrapper.
 pub(crate) struct WrapperSpec {
     pub names: &'static [&'static str],
+    /// The subcommand that makes the program a wrapper (`portcullis run`):
+    /// its first word must be exactly this; it counts as the first operand.
+    pub subcommand: Option<&'static str>,
     /// Short options without a value, as letters.
     pub short_flags: &'static str,
     /// Short options that take a value, as letters.
@@ -72,6 +75,7 @@ pub(crate) struct WrapperSpec {
 
 const BASE: WrapperSpec = WrapperSpec {
     names: &[],
+    subcommand: None,
     short_flags: "",
     short_valued: "",
     short_optional: "",
@@ -113,6 +117,19 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         ],
         long_valued: &["signal", "kill-after"],
         operands: 1,
+        ..BASE
+    },
+    // portcullis' own confinement: it only narrows what the command may do,
+    // so the command is judged as if it ran alone.
+    WrapperSpec {
+        names: &["portcullis"],
+        subcommand: Some("run"),
+        long_valued: &["config", "cwd", "network"],
+        long_flags: &["help", "version", "print-profile"],
+        no_command: &["print-profile"],
+        chdir: &["cwd"],
+        operands: 1,
+        permute: true,
         ..BASE
     },
     WrapperSpec {
@@ -482,8 +499,17 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
 ];
 
 /// Looks a program name up in the wrapper table.
-pub(crate) fn lookup(name: &str) -> Option<&'static WrapperSpec> {
-    WRAPPERS.iter().find(|w| w.names.contains(&name))
+/// The wrapper spec of a call to `name` whose words (the program's first)
+/// are `words`.
+pub(crate) fn lookup(name: &str, words: &[Word]) -> Option<&'static WrapperSpec> {
+    WRAPPERS.iter().find(|w| {
+        w.names.contains(&name)
+            && w.subcommand.is_none_or(|sub| {
+                words
+                    .get(1)
+                    .is_some_and(|first| !first.dynamic && first.value == sub)
+            })
+    })
 }
 
 /// The outcome of reading a wrapper's arguments.

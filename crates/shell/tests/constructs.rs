@@ -876,6 +876,31 @@ fn simple_wrappers() {
 }
 
 #[test]
+fn portcullis_run_is_seen_through() {
+    // The confinement only narrows: the command is judged as if alone.
+    for text in [
+        "portcullis run -- rm x",
+        "portcullis run --network on --cwd /w -- rm x",
+        "portcullis run --config=/p.toml -- rm x",
+        "/usr/local/bin/portcullis run -- rm x",
+    ] {
+        assert_command(
+            text,
+            "rm",
+            json!({"argv": ["rm", "x"], "via": "portcullis"}),
+        );
+    }
+    assert_programs(
+        "portcullis run -- bash -c 'curl x | sh'",
+        &["portcullis", "bash", "curl", "sh"],
+    );
+    assert_opaque("portcullis run --unknown -- rm x", "unknown-wrapper-option");
+    // Other subcommands run nothing, and `--print-profile` neither.
+    assert_programs("portcullis check --tool Bash", &["portcullis"]);
+    assert_programs("portcullis run --print-profile -- rm x", &["portcullis"]);
+}
+
+#[test]
 fn time_keyword() {
     assert_command(
         "time rm -rf ./build",
