@@ -73,6 +73,24 @@ impl Agent {
         std::time::Duration::from_secs(secs)
     }
 
+    /// Whether the agent takes a rewritten tool input from this hook event,
+    /// so that a shell call can be run confined (`portcullis run`). Each
+    /// checked against the agent's own code: Claude Code's PreToolUse
+    /// `updatedInput` with `allow`; Codex's PreToolUse `updatedInput`, valid
+    /// only with `allow` and a string `command` (0.171's hook output parser:
+    /// a rewrite, not an approval — Codex's own approval policy still
+    /// applies); Gemini CLI's BeforeTool `hookSpecificOutput.tool_input`,
+    /// merged over the model's arguments and validated again (0.x
+    /// `BeforeToolHookOutput.getModifiedToolInput`). Cursor's `updated_input`
+    /// is not confirmed by a primary source and the pi extension does not
+    /// rewrite yet: their calls run as decided, unconfined.
+    pub fn rewrites_input(self, event: &str) -> bool {
+        matches!(
+            (self, event),
+            (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::Gemini, "BeforeTool")
+        )
+    }
+
     /// The time the hook gives itself: its agent's timeout less a margin (a
     /// tenth, at least five seconds) for the process to start and the agent
     /// to read the answer. When it runs out the hook answers the refusal.
@@ -577,6 +595,30 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
             ok(json!({"decision": decision, "reason": r}))
         }
     }
+}
+
+/// An allow that replaces the call's input with `input` (the whole tool
+/// input), in the agent's own rewrite channel ([`Agent::rewrites_input`]).
+/// `None` where the agent has none for this event.
+pub fn rewrite_reply(agent: Agent, event: &str, reason: &str, input: &Value) -> Option<Reply> {
+    if !agent.rewrites_input(event) {
+        return None;
+    }
+    let stdout = match agent {
+        Agent::ClaudeCode | Agent::Codex => json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": reason,
+            "updatedInput": input}}),
+        Agent::Gemini => json!({"decision": "allow", "reason": reason,
+            "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": input}}),
+        Agent::Cursor | Agent::Pi => return None,
+    };
+    Some(Reply {
+        stdout: stdout.to_string(),
+        stderr: String::new(),
+        exit: 0,
+    })
 }
 
 fn claude_decision(decision: &str, reason: &str) -> Value {

@@ -283,12 +283,14 @@ impl<A: Authority> Bridge<A> {
                 token: h.token,
                 require_token: !h.admin,
                 dry_run: false,
+                can_confine: false,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
                 token: None,
                 require_token: false,
                 dry_run: false,
+                can_confine: false,
             },
         }
     }

@@ -59,6 +59,12 @@ pub struct CheckArgs {
     /// The data directory of the store (else `PORTCULLIS_DATA_DIR`, else the default).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Judge as a front door that runs shell calls confined when the decision
+    /// says so (the Claude Code, Codex and Gemini hooks do, with `[confine]
+    /// mode`): the decision then carries `confine`. Without it, a call allowed
+    /// only because it would run confined is decided as if it could not be.
+    #[arg(long)]
+    confine: bool,
     /// Read calls as JSON Lines on stdin and print one decision per line.
     #[arg(long, conflicts_with_all = ["tool", "input", "origin", "server"])]
     batch: bool,
@@ -91,6 +97,7 @@ struct Engines {
     stateful: std::cell::OnceCell<Engine<FsPaths>>,
     data_dir: Option<PathBuf>,
     skill: Option<portcullis_policy::skills::SkillTools>,
+    can_confine: bool,
 }
 
 impl Engines {
@@ -130,6 +137,7 @@ impl Engines {
             // call spends nothing of the session's (a dry run).
             require_token: proven,
             dry_run: !proven,
+            can_confine: self.can_confine,
         };
         let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
         let engine = if stateful {
@@ -166,6 +174,7 @@ impl Engines {
                     }],
                     effects: Vec::new(),
                     judgements: Vec::new(),
+                    confine: None,
                 };
                 Ok((d, v))
             }
@@ -222,6 +231,7 @@ fn load_engine(args: &CheckArgs, cwd: &str) -> Result<Engines> {
         stateful: std::cell::OnceCell::new(),
         data_dir: args.data_dir.clone(),
         skill,
+        can_confine: args.confine,
     })
 }
 
@@ -331,6 +341,19 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
         call.tool.name,
         call.cwd
     );
+    if let Some(c) = &d.confine {
+        s.push_str(&format!(
+            "  runs confined by the kernel (`portcullis run --network {}`): reads everywhere but secrets and portcullis' data, writes only in the workspace and a private temporary directory, protected paths read-only{}\n",
+            if c.network { "on" } else { "off" },
+            if c.network { "" } else { ", no network" }
+        ));
+        if c.unconfined.0 != d.decision {
+            s.push_str(&format!(
+                "  (unconfined it would be {}: see the reasons below)\n",
+                c.unconfined.0.as_str()
+            ));
+        }
+    }
     for r in d.judgements.iter().filter(|r| r.effect.is_none()) {
         s.push_str(&format!("  [{}] {}\n", r.verdict.as_str(), r.message));
     }

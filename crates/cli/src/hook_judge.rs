@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use portcullis_adapters::{Agent, Answer, HookCall, Reply, parse, reply};
+use portcullis_adapters::{Agent, Answer, HookCall, Reply, parse, reply, rewrite_reply};
 use portcullis_engine::{CallContext, Engine, HoldStatus, Outcome, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
 use portcullis_policy::{Decision, Mode, OnAsk, Policy, ToolCall, Verdict};
@@ -240,9 +240,13 @@ pub fn judge<A: Authority>(
         token: None,
         require_token: false,
         dry_run: false,
+        can_confine: agent.rewrites_input(&hook.event),
     };
     let now = crate::state::now();
     let outcome = authority.decide(&sessions, &call, &ctx, now)?;
+    if let Some(confined) = confined_reply(agent, &hook.event, &call, &outcome.decision) {
+        return confined;
+    }
     let text = reasons(&outcome.decision);
     let answer = match outcome.decision.decision {
         Verdict::Allow => Answer::Allow(text),
@@ -260,6 +264,11 @@ pub fn judge<A: Authority>(
                     HoldStatus::Approved => {
                         // The approval made a grant: judge again (nothing ran meanwhile).
                         let again = authority.decide(&[], &call, &ctx, crate::state::now())?;
+                        if let Some(confined) =
+                            confined_reply(agent, &hook.event, &call, &again.decision)
+                        {
+                            return confined;
+                        }
                         match again.decision.decision {
                             Verdict::Allow => Answer::Allow(reasons(&again.decision)),
                             _ => Answer::Deny(reasons(&again.decision)),
@@ -281,6 +290,74 @@ pub fn judge<A: Authority>(
         },
     };
     Ok(reply(agent, &hook.event, &answer))
+}
+
+/// The allow of a call that runs confined: the agent's shell command
+/// rewritten into `portcullis run … -- bash -c '<command>'`. `None` when
+/// the decision does not confine it.
+fn confined_reply(
+    agent: Agent,
+    event: &str,
+    call: &ToolCall,
+    decision: &Decision,
+) -> Option<Result<Reply>> {
+    let confine = decision.confine.as_ref()?;
+    if decision.decision != Verdict::Allow {
+        return None;
+    }
+    Some(
+        confined_input(agent, call, confine.network).and_then(|input| {
+            let text = format!(
+                "{} (runs confined: `portcullis run{}`)",
+                reasons(decision),
+                if confine.network { " --network on" } else { "" }
+            );
+            rewrite_reply(agent, event, &text, &input)
+                .ok_or_else(|| anyhow::anyhow!("{} cannot take a rewritten call", agent.as_str()))
+        }),
+    )
+}
+
+/// The call's input with its shell command wrapped in `portcullis run`.
+fn confined_input(agent: Agent, call: &ToolCall, network: bool) -> Result<serde_json::Value> {
+    let Some(portcullis_policy::tables::ToolKind::Shell { command, .. }) =
+        agent.tool_table().kind(&call.tool.name)
+    else {
+        bail!(
+            "`{}` is not a shell tool: it cannot run confined",
+            call.tool.name
+        );
+    };
+    let Some(text) = call.input.get(command).and_then(|v| v.as_str()) else {
+        bail!("the call has no `{command}` to run confined");
+    };
+    let exe = std::env::current_exe()
+        .context("finding portcullis itself")?
+        .with_file_name("portcullis");
+    let mut input = call.input.clone();
+    if let Some(obj) = input.as_object_mut() {
+        obj.insert(
+            command.to_string(),
+            serde_json::Value::String(confined_command(&exe.to_string_lossy(), text, network)),
+        );
+    }
+    Ok(input)
+}
+
+/// `text` run by bash inside `portcullis run`, as one shell command line:
+/// every word quoted so the shell that runs it passes `text` to the inner
+/// bash byte for byte.
+pub fn confined_command(portcullis: &str, text: &str, network: bool) -> String {
+    portcullis_shell::join(&[
+        portcullis,
+        "run",
+        "--network",
+        if network { "on" } else { "off" },
+        "--",
+        "bash",
+        "-c",
+        text,
+    ])
 }
 
 /// The sessions a call enters — its own, and for a sub-agent its child

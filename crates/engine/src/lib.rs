@@ -61,6 +61,10 @@ pub struct CallContext {
     /// session, like `check --session` without `--token`). The audit row
     /// says so.
     pub dry_run: bool,
+    /// The front door can run the call confined (`portcullis run`) when the
+    /// decision says so; without it, a call allowed only because it would run
+    /// confined is decided as if confinement did not exist.
+    pub can_confine: bool,
 }
 
 /// The state of the session a call resolved to.
@@ -264,6 +268,11 @@ impl<F: PathFacts> Engine<F> {
                 Some(skill) => decide_with_skill(call, policy, facts, skill),
                 None => decide(call, policy, facts),
             };
+            let decision = if ctx.can_confine {
+                decision
+            } else {
+                decision.without_confinement()
+            };
             return Ok(Outcome {
                 decision,
                 session: None,
@@ -278,6 +287,9 @@ impl<F: PathFacts> Engine<F> {
             Some(skill) => decide_with_skill(call, policy, facts, skill),
             None => decide(call, policy, facts),
         };
+        if !ctx.can_confine {
+            decision = decision.without_confinement();
+        }
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let active =
@@ -301,6 +313,9 @@ impl<F: PathFacts> Engine<F> {
                     .collect();
                 decision.decision = Verdict::Allow;
                 decision.reasons = reasons;
+                if ctx.can_confine {
+                    decision.confine_granted(call, policy);
+                }
             }
         }
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {

@@ -98,6 +98,29 @@ pub enum OnAsk {
     Hold,
 }
 
+/// `[confine] mode`: when an allowed shell call runs confined by the kernel
+/// (`portcullis run`), where the front door can rewrite the call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfineMode {
+    /// Never: calls run as the agent runs them.
+    Off,
+    /// A call that would ask only because some of its reads are known only at
+    /// run time (`find … | xargs grep`, a loop over a glob) runs confined
+    /// instead of asking.
+    #[default]
+    Dynamic,
+    /// Every shell call the policy allows runs confined.
+    Always,
+}
+
+/// `[confine]`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfineToml {
+    mode: Option<ConfineMode>,
+}
+
 /// Per-agent settings (`[agents.claude-code]` …).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,6 +202,8 @@ pub struct Layer {
     pub secret_env: Option<Vec<String>>,
     /// `[secrets] extra_env`: shapes added to them.
     pub extra_secret_env: Vec<String>,
+    /// `[confine] mode`.
+    pub confine: Option<ConfineMode>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -274,6 +299,8 @@ struct FileToml {
     mcp: McpToml,
     #[serde(default)]
     secrets: SecretsToml,
+    #[serde(default)]
+    confine: ConfineToml,
 }
 
 #[derive(Default, Deserialize)]
@@ -433,6 +460,7 @@ impl Layer {
             mcp_servers,
             secret_env: parsed.secrets.env,
             extra_secret_env: parsed.secrets.extra_env,
+            confine: parsed.confine.mode,
         })
     }
 
@@ -489,6 +517,7 @@ impl Layer {
             mcp_servers: Vec::new(),
             secret_env: None,
             extra_secret_env: Vec::new(),
+            confine: None,
         })
     }
 }
@@ -514,6 +543,8 @@ pub struct Policy {
     /// Shapes of the environment variables that hold secrets (`*_TOKEN` …);
     /// [`DEFAULT_SECRET_ENV`] unless configured.
     pub secret_env: Vec<String>,
+    /// When allowed shell calls run confined (`[confine] mode`).
+    pub confine: ConfineMode,
 }
 
 /// The approval server's default address.
@@ -537,6 +568,7 @@ impl Default for Policy {
             table: claude_code_table(),
             agents: Default::default(),
             server_addr: DEFAULT_SERVER_ADDR.to_string(),
+            confine: ConfineMode::default(),
             mcp_servers: Vec::new(),
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
         }
@@ -580,6 +612,9 @@ impl Policy {
             }
             if let Some(addr) = &l.server_addr {
                 p.server_addr = addr.clone();
+            }
+            if let Some(c) = l.confine {
+                p.confine = c;
             }
             for m in &l.mcp_servers {
                 p.mcp_servers.retain(|x| x.name != m.name);

@@ -56,6 +56,42 @@ pub struct Decision {
     /// Every effect's judgement, the deciding ones included (for `explain`).
     #[serde(skip)]
     pub judgements: Vec<Reason>,
+    /// The call is allowed to run confined by the kernel (`portcullis run`),
+    /// where the front door can rewrite it so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confine: Option<Confine>,
+}
+
+/// How an allowed shell call runs confined (`[confine] mode`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Confine {
+    /// The confined program may use the network: the decision allowed a
+    /// network effect.
+    pub network: bool,
+    /// The decision where the call cannot be confined: its verdict and reasons.
+    #[serde(skip)]
+    pub unconfined: Box<(Verdict, Vec<Reason>)>,
+}
+
+impl Decision {
+    /// After a person's grant turned this decision into an allow: under
+    /// `[confine] mode = "always"` a shell call still runs confined.
+    pub fn confine_granted(&mut self, call: &ToolCall, policy: &Policy) {
+        if self.decision == Verdict::Allow && self.confine.is_none() {
+            self.confine = confinement(call, policy, &self.effects, &self.reasons, Verdict::Allow);
+        }
+    }
+
+    /// The decision for a front door that cannot confine the call: a call
+    /// allowed only because it would run confined is asked about again.
+    pub fn without_confinement(mut self) -> Decision {
+        if let Some(c) = self.confine.take() {
+            let (verdict, reasons) = *c.unconfined;
+            self.decision = verdict;
+            self.reasons = reasons;
+        }
+        self
+    }
 }
 
 struct Ctx<'a> {
@@ -310,6 +346,26 @@ fn decide_one(
         .filter(|r| r.verdict == verdict)
         .cloned()
         .collect();
+    let confine = confinement(call, policy, &derived.items, &judgements, verdict);
+    if let Some(c) = &confine
+        && verdict == Verdict::Ask
+    {
+        verdict = Verdict::Allow;
+        reasons = judgements
+            .iter()
+            .filter(|r| r.verdict == Verdict::Ask)
+            .map(|r| Reason {
+                code: ReasonCode::Confined,
+                message: format!(
+                    "{}; allowed because it runs confined by the kernel (reads everywhere but secrets, writes only in the workspace{})",
+                    r.message,
+                    if c.network { "" } else { ", no network" }
+                ),
+                verdict: Verdict::Allow,
+                ..r.clone()
+            })
+            .collect();
+    }
     if verdict == Verdict::Ask && policy.unattended {
         verdict = Verdict::Deny;
         reasons.push(Reason {
@@ -326,7 +382,59 @@ fn decide_one(
         reasons,
         effects: derived.items,
         judgements,
+        confine,
     }
+}
+
+/// Whether and how the call runs confined (`[confine] mode`): only a core
+/// shell call; `always`: whenever the policy allows it; `dynamic`: when it
+/// would ask only because some of its *reads* are known only at run time —
+/// no run-time write or delete, no hazard, no opaque part, nothing else asked.
+fn confinement(
+    call: &ToolCall,
+    policy: &Policy,
+    effects: &[Effect],
+    judgements: &[Reason],
+    verdict: Verdict,
+) -> Option<Confine> {
+    use crate::config::ConfineMode;
+    let shell = call.tool.origin == crate::Origin::Core
+        && matches!(
+            policy.table.kind(&call.tool.name),
+            Some(crate::tables::ToolKind::Shell { .. })
+        );
+    if !shell || policy.confine == ConfineMode::Off {
+        return None;
+    }
+    let reads_only = || {
+        judgements
+            .iter()
+            .filter(|r| r.verdict != Verdict::Allow)
+            .all(|r| {
+                r.code == ReasonCode::DynamicPath
+                    && matches!(
+                        r.effect.and_then(|i| effects.get(i)),
+                        Some(Effect::Read { dynamic: true, .. })
+                    )
+            })
+    };
+    let applies = match (verdict, policy.confine) {
+        (Verdict::Allow, ConfineMode::Always) => true,
+        (Verdict::Ask, ConfineMode::Dynamic | ConfineMode::Always) => reads_only(),
+        _ => false,
+    };
+    if !applies {
+        return None;
+    }
+    let reasons: Vec<Reason> = judgements
+        .iter()
+        .filter(|r| r.verdict == verdict)
+        .cloned()
+        .collect();
+    Some(Confine {
+        network: effects.iter().any(|e| matches!(e, Effect::Network { .. })),
+        unconfined: Box::new((verdict, reasons)),
+    })
 }
 
 /// `mcp` is the MCP tool the call is, its server known or read from its
@@ -1509,6 +1617,7 @@ pub fn decide_with_skill(
         d.judgements.push(r.clone());
         d.reasons = vec![r];
         d.decision = Verdict::Deny;
+        d.confine = None;
         d
     };
     match (skill.mode(), access) {

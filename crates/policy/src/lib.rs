@@ -25,9 +25,9 @@ pub mod tool;
 pub mod tool_fields;
 
 pub use config::{
-    AgentSettings, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,
+    AgentSettings, ConfineMode, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,
 };
-pub use decide::{Decision, Reason, Verdict, decide, decide_with_skill};
+pub use decide::{Confine, Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;
 pub use error::{ConfigError, RuleError};
 pub use facts::{LexicalFacts, PathFact, PathFacts, Zone};

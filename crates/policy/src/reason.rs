@@ -91,6 +91,9 @@ reason_codes! {
     SecretPath = "secret-path",
     /// A read inside the workspace or a read root.
     WorkspaceRead = "workspace-read",
+    /// Reads known only at run time, allowed because the call runs confined
+    /// by the kernel (`[confine] mode = "dynamic"`).
+    Confined = "confined",
     /// A write inside the workspace.
     WorkspaceEdit = "workspace-edit",
     /// A write inside a read-only root.
@@ -165,7 +168,7 @@ impl ReasonCode {
             SessionConflict | ConfigError | BadInput | BadToolName => false,
             // Allows and notes: nothing refused, nothing to override.
             RuleAllow | Grant | ModeFullAccess | ModeApproveForMe | ReadOnlyProgram
-            | HarmlessDevice | WorkspaceRead | NoEffect | AmbiguousMcpName => false,
+            | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName => false,
         }
     }
 }

@@ -141,6 +141,8 @@ async fn run_decide(
         token: bearer.map(str::to_string),
         require_token: !admin,
         dry_run: false,
+        // An HTTP caller runs the call itself: nothing confines it.
+        can_confine: false,
     };
     let call = ToolCall {
         tool: ToolRef {
