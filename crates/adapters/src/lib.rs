@@ -597,6 +597,22 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
     }
 }
 
+/// A shell command line that runs `text` with bash inside `portcullis run`
+/// (`portcullis` is the binary's path): every word quoted, so the shell that
+/// runs the line hands `text` to the inner bash byte for byte.
+pub fn confined_command(portcullis: &str, text: &str, network: bool) -> String {
+    portcullis_shell::join(&[
+        portcullis,
+        "run",
+        "--network",
+        if network { "on" } else { "off" },
+        "--",
+        "bash",
+        "-c",
+        text,
+    ])
+}
+
 /// An allow that replaces the call's input with `input` (the whole tool
 /// input), in the agent's own rewrite channel ([`Agent::rewrites_input`]).
 /// `None` where the agent has none for this event.

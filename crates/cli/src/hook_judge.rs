@@ -338,26 +338,14 @@ fn confined_input(agent: Agent, call: &ToolCall, network: bool) -> Result<serde_
     if let Some(obj) = input.as_object_mut() {
         obj.insert(
             command.to_string(),
-            serde_json::Value::String(confined_command(&exe.to_string_lossy(), text, network)),
+            serde_json::Value::String(portcullis_adapters::confined_command(
+                &exe.to_string_lossy(),
+                text,
+                network,
+            )),
         );
     }
     Ok(input)
-}
-
-/// `text` run by bash inside `portcullis run`, as one shell command line:
-/// every word quoted so the shell that runs it passes `text` to the inner
-/// bash byte for byte.
-pub fn confined_command(portcullis: &str, text: &str, network: bool) -> String {
-    portcullis_shell::join(&[
-        portcullis,
-        "run",
-        "--network",
-        if network { "on" } else { "off" },
-        "--",
-        "bash",
-        "-c",
-        text,
-    ])
 }
 
 /// The sessions a call enters — its own, and for a sub-agent its child

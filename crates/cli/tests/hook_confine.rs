@@ -1,0 +1,238 @@
+//! Hooks that enforce (`[confine] mode`): a shell call the policy allows only
+//! if it runs confined comes back rewritten into `portcullis run … -- bash -c
+//! '<command>'` in each agent's own rewrite channel; the rewritten command,
+//! run by a shell as the agent would, runs the original confined. Agents
+//! without a rewrite channel (Cursor, pi) get the decision as if confinement
+//! did not exist.
+
+// Test code: a failed unwrap, index or panic is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::Sandbox;
+use support::hooks::payload;
+
+/// Would ask in approve-for-me only for reads known at run time.
+const DYNAMIC_READS: &str = "find . -name '*.txt' | xargs grep -l needle";
+
+fn sandbox(confine: &str) -> (Sandbox, std::path::PathBuf) {
+    let sb = Sandbox::new("hook-confine");
+    std::fs::write(sb.repo.join("a.txt"), "a needle\n").unwrap();
+    std::fs::write(sb.repo.join("b.txt"), "nothing\n").unwrap();
+    let config = sb.root.join("portcullis.toml");
+    std::fs::write(
+        &config,
+        format!("mode = \"approve-for-me\"\n[confine]\nmode = \"{confine}\"\n"),
+    )
+    .unwrap();
+    (sb, config)
+}
+
+/// The command a reply rewrote the call into, per agent.
+fn rewritten(agent: &str, reply: &Value) -> Option<String> {
+    let input = match agent {
+        "claude-code" | "codex" => {
+            assert_eq!(
+                reply["hookSpecificOutput"]["permissionDecision"], "allow",
+                "{reply}"
+            );
+            &reply["hookSpecificOutput"]["updatedInput"]
+        }
+        "gemini" => {
+            assert_eq!(reply["decision"], "allow", "{reply}");
+            &reply["hookSpecificOutput"]["tool_input"]
+        }
+        _ => return None,
+    };
+    input["command"].as_str().map(str::to_string)
+}
+
+fn payload_for(agent: &str, cwd: &Path, command: &str) -> Value {
+    match agent {
+        "claude-code" => payload::claude(
+            "PreToolUse",
+            Some("s1"),
+            cwd,
+            "Bash",
+            json!({"command": command, "description": "search"}),
+        ),
+        "codex" => payload::codex("PreToolUse", "s1", cwd, "Bash", json!({"command": command})),
+        "gemini" => payload::gemini(
+            "s1",
+            cwd,
+            "run_shell_command",
+            json!({"command": command, "description": "search"}),
+        ),
+        "cursor" => payload::cursor_shell("c1", cwd, cwd, command),
+        "pi" => payload::pi(Some("s1"), cwd, "bash", json!({"command": command}), false),
+        other => panic!("no payload for {other}"),
+    }
+}
+
+/// Runs `command` as the agent's shell would (`bash -c`), in the sandbox.
+fn shell(sb: &Sandbox, command: &str) -> std::process::Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("XDG_CONFIG_HOME", sb.home.join(".config"))
+        .env("XDG_DATA_HOME", sb.home.join(".local/share"))
+        .env("PORTCULLIS_DATA_DIR", sb.data_dir())
+        .env("PORTCULLIS_MANAGED_CONFIG", sb.root.join("managed.toml"))
+        .current_dir(&sb.repo)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dynamic_reads_come_back_rewritten_and_run_confined() {
+    let (sb, config) = sandbox("dynamic");
+    for agent in ["claude-code", "codex", "gemini"] {
+        let run = sb.hook(
+            agent,
+            Some(&config),
+            &payload_for(agent, &sb.repo, DYNAMIC_READS).to_string(),
+        );
+        let reply = run
+            .reply()
+            .unwrap_or_else(|| panic!("{agent}: no reply {run:?}"));
+        let command = rewritten(agent, &reply).unwrap_or_else(|| panic!("{agent}: {reply}"));
+        assert!(
+            command.contains(" run --network off -- bash -c "),
+            "{agent}: {command}"
+        );
+        // The rest of the input is kept (Claude Code replaces it whole).
+        if agent != "codex" {
+            let input = if agent == "gemini" {
+                &reply["hookSpecificOutput"]["tool_input"]
+            } else {
+                &reply["hookSpecificOutput"]["updatedInput"]
+            };
+            assert_eq!(input["description"], "search", "{agent}: {reply}");
+        }
+        // Run as the agent would: the original command, confined.
+        let out = shell(&sb, &command);
+        assert!(out.status.success(), "{agent}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "./a.txt\n", "{agent}");
+    }
+}
+
+#[test]
+fn without_a_rewrite_channel_the_call_is_asked_as_before() {
+    let (sb, config) = sandbox("dynamic");
+    for agent in ["cursor", "pi"] {
+        let run = sb.hook(
+            agent,
+            Some(&config),
+            &payload_for(agent, &sb.repo, DYNAMIC_READS).to_string(),
+        );
+        let text = run.stdout.clone();
+        assert!(
+            !text.contains("portcullis run") && !text.contains("\"allow\""),
+            "{agent}: {run:?}"
+        );
+    }
+}
+
+#[test]
+fn off_asks_and_always_confines_plain_allows() {
+    let (sb, config) = sandbox("off");
+    let run = sb.hook(
+        "claude-code",
+        Some(&config),
+        &payload_for("claude-code", &sb.repo, DYNAMIC_READS).to_string(),
+    );
+    let reply = run.reply().unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{reply}"
+    );
+
+    let (sb, config) = sandbox("always");
+    let run = sb.hook(
+        "claude-code",
+        Some(&config),
+        &payload_for("claude-code", &sb.repo, "cat a.txt").to_string(),
+    );
+    let reply = run.reply().unwrap();
+    let command = rewritten("claude-code", &reply).unwrap();
+    assert!(command.ends_with("-- bash -c 'cat a.txt'"), "{command}");
+    // A write the analysis cannot see, stopped by the kernel: `always` is the
+    // second line behind the analysis.
+    let sneaky = "cat a.txt; $(printf 'ec%s' ho) x >> ~/.bashrc";
+    std::fs::write(sb.home.join(".bashrc"), "# rc\n").unwrap();
+    let line =
+        portcullis_adapters::confined_command(env!("CARGO_BIN_EXE_portcullis"), sneaky, false);
+    let out = shell(&sb, &line);
+    assert_eq!(
+        std::fs::read_to_string(sb.home.join(".bashrc")).unwrap(),
+        "# rc\n",
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_confined_form_runs_the_same_text_in_bash() {
+    // Whatever the text, the inner bash receives it byte for byte: a fake
+    // `portcullis` that prints its arguments stands in for the real one.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("portcullis");
+    std::fs::write(&fake, "#!/bin/sh\nprintf '%s\\0' \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut texts: Vec<String> = [
+        "echo hi",
+        "it's \"quoted\" $HOME `id` $(id) \\ back",
+        "a\nb\tc",
+        "'",
+        "''''",
+        "!event ~user *glob* {a,b} [x] ; & | < > ( )",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Every byte value but NUL, alone and around quotes.
+    for b in 1u8..=255 {
+        if let Ok(s) = String::from_utf8(vec![b]) {
+            texts.push(format!("{s}'{s}\"{s}"));
+        }
+    }
+    texts.push("é ü 中文 🚀".into());
+    for text in texts {
+        let line = portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false);
+        let out = Command::new("bash").arg("-c").arg(&line).output().unwrap();
+        let args: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
+        let last = args.len().saturating_sub(2);
+        assert_eq!(
+            args.get(last).copied(),
+            Some(text.as_bytes()),
+            "{line:?} gave {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert_eq!(
+            &args[..last],
+            &[
+                b"run".as_slice(),
+                b"--network",
+                b"off",
+                b"--",
+                b"bash",
+                b"-c"
+            ],
+            "{line:?}"
+        );
+    }
+}
