@@ -600,17 +600,19 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
 /// A shell command line that runs `text` with bash inside `portcullis run`
 /// (`portcullis` is the binary's path): every word quoted, so the shell that
 /// runs the line hands `text` to the inner bash byte for byte.
-pub fn confined_command(portcullis: &str, text: &str, network: bool) -> String {
-    portcullis_shell::join(&[
+/// `write`: the workspace is writable (else `--read-only`).
+pub fn confined_command(portcullis: &str, text: &str, network: bool, write: bool) -> String {
+    let mut words = vec![
         portcullis,
         "run",
         "--network",
         if network { "on" } else { "off" },
-        "--",
-        "bash",
-        "-c",
-        text,
-    ])
+    ];
+    if !write {
+        words.push("--read-only");
+    }
+    words.extend(["--", "bash", "-c", text]);
+    portcullis_shell::join(&words)
 }
 
 /// An allow that replaces the call's input with `input` (the whole tool

@@ -31,6 +31,12 @@ pub struct BridgeArgs {
     /// tighten).
     #[arg(long)]
     trusted: bool,
+    /// Run the stdio server confined by the kernel (`portcullis run --network
+    /// on`): it reads everything but secrets and portcullis' data and writes
+    /// only in the workspace of the current directory (also `confine = true`
+    /// in its `[[mcp.servers]]` entry).
+    #[arg(long, conflicts_with = "url")]
+    confine: bool,
     /// A Streamable HTTP server to bridge instead of a command (plain http://).
     #[arg(long, conflicts_with = "command")]
     url: Option<String>,
@@ -59,13 +65,24 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         .iter()
         .find(|m| m.name == args.name)
         .cloned();
+    let confine = args.confine || configured.as_ref().is_some_and(|m| m.confine);
+    // `portcullis run`, beside this binary: the server runs confined.
+    let runner = std::env::current_exe()
+        .context("finding portcullis itself")?
+        .with_file_name("portcullis");
     // Only called with a non-empty argv (checked below); an empty one would
     // name no program, which the spawn then reports.
     let command = |argv: &[String]| {
         let (program, args) = argv
             .split_first()
             .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
-        let mut c = tokio::process::Command::new(program);
+        let mut c = if confine {
+            let mut c = tokio::process::Command::new(&runner);
+            c.args(["run", "--network", "on", "--", program]);
+            c
+        } else {
+            tokio::process::Command::new(program)
+        };
         c.args(args).kill_on_drop(true);
         portcullis_bridge::Target::Command(c)
     };
@@ -81,6 +98,12 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
             args.name
         ),
     };
+    if confine && matches!(target, portcullis_bridge::Target::Url(_)) {
+        bail!(
+            "`{}` is a Streamable HTTP server: only a stdio server (a command) can be run confined",
+            args.name
+        );
+    }
     let opts = portcullis_bridge::Options {
         name: args.name.clone(),
         session: args.session.clone(),

@@ -343,8 +343,10 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
     );
     if let Some(c) = &d.confine {
         s.push_str(&format!(
-            "  runs confined by the kernel (`portcullis run --network {}`): reads everywhere but secrets and portcullis' data, writes only in the workspace and a private temporary directory, protected paths read-only{}\n",
+            "  runs confined by the kernel (`portcullis run --network {}{}`): reads everywhere but secrets and portcullis' data, writes only {}, protected paths read-only{}\n",
             if c.network { "on" } else { "off" },
+            if c.write { "" } else { " --read-only" },
+            if c.write { "in the workspace and a private temporary directory" } else { "in a private temporary directory" },
             if c.network { "" } else { ", no network" }
         ));
         if c.unconfined.0 != d.decision {

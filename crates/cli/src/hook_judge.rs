@@ -305,21 +305,24 @@ fn confined_reply(
     if decision.decision != Verdict::Allow {
         return None;
     }
-    Some(
-        confined_input(agent, call, confine.network).and_then(|input| {
-            let text = format!(
-                "{} (runs confined: `portcullis run{}`)",
-                reasons(decision),
-                if confine.network { " --network on" } else { "" }
-            );
-            rewrite_reply(agent, event, &text, &input)
-                .ok_or_else(|| anyhow::anyhow!("{} cannot take a rewritten call", agent.as_str()))
-        }),
-    )
+    Some(confined_input(agent, call, confine).and_then(|input| {
+        let text = format!(
+            "{} (runs confined: `portcullis run --network {}{}`)",
+            reasons(decision),
+            if confine.network { "on" } else { "off" },
+            if confine.write { "" } else { " --read-only" }
+        );
+        rewrite_reply(agent, event, &text, &input)
+            .ok_or_else(|| anyhow::anyhow!("{} cannot take a rewritten call", agent.as_str()))
+    }))
 }
 
 /// The call's input with its shell command wrapped in `portcullis run`.
-fn confined_input(agent: Agent, call: &ToolCall, network: bool) -> Result<serde_json::Value> {
+fn confined_input(
+    agent: Agent,
+    call: &ToolCall,
+    confine: &portcullis_policy::Confine,
+) -> Result<serde_json::Value> {
     let Some(portcullis_policy::tables::ToolKind::Shell { command, .. }) =
         agent.tool_table().kind(&call.tool.name)
     else {
@@ -341,7 +344,8 @@ fn confined_input(agent: Agent, call: &ToolCall, network: bool) -> Result<serde_
             serde_json::Value::String(portcullis_adapters::confined_command(
                 &exe.to_string_lossy(),
                 text,
-                network,
+                confine.network,
+                confine.write,
             )),
         );
     }

@@ -6,7 +6,8 @@
 //!   tables) and portcullis' data directory;
 //! - writes: the workspace roots and a private temporary directory (`TMPDIR`),
 //!   except the protected paths found inside them;
-//! - network: off unless `--network on`;
+//! - network: off unless `--network on`; with `--read-only` the workspace is
+//!   not writable either;
 //! - environment: the caller's, without the variables the policy calls secret
 //!   and without portcullis' session token.
 //!
@@ -35,6 +36,10 @@ pub struct RunArgs {
     /// its own, loopback only) or on (the host's network).
     #[arg(long, value_enum, default_value = "off")]
     network: NetworkArg,
+    /// Nothing writable but the private temporary directory: the workspace
+    /// is read-only too.
+    #[arg(long)]
+    read_only: bool,
     /// Print the confinement profile (JSON) instead of running anything.
     #[arg(long)]
     print_profile: bool,
@@ -80,8 +85,13 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let found = paths
         .confinement(cwd_text)
         .context("finding what to confine")?;
+    let writable = if args.read_only {
+        Vec::new()
+    } else {
+        found.writable.clone()
+    };
     let profile = Profile {
-        writable: found.writable.iter().map(PathBuf::from).collect(),
+        writable: writable.iter().map(PathBuf::from).collect(),
         read_only: found.read_only.iter().map(PathBuf::from).collect(),
         pinned: found.pinned.iter().map(PathBuf::from).collect(),
         hidden: found.hidden.iter().map(PathBuf::from).collect(),
@@ -95,7 +105,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::json!({
-                "writable": list(&found.writable),
+                "writable": list(&writable),
                 "read_only": list(&found.read_only),
                 "pinned": list(&found.pinned),
                 "hidden": list(&found.hidden),

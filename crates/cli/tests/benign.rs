@@ -201,3 +201,53 @@ fn everyday_commands_run_without_a_prompt() {
         prompts.join("\n")
     );
 }
+
+/// `[confine] mode = "dynamic"` as a confining hook judges (`check --confine`):
+/// the commands that asked only because their reads are known at run time run
+/// confined instead, nothing else changes, and none of them is allowed
+/// without the confinement.
+#[test]
+fn dynamic_reads_run_confined_instead_of_asking() {
+    let sandbox = Sandbox::new("benign-confine");
+    let cfg = config("ask", &rules(ALLOW), &[], &[]);
+    let plain: Vec<Job> = COMMANDS
+        .iter()
+        .map(|c| Job::new(cfg.clone(), bash(c)))
+        .collect();
+    let confining: Vec<Job> = COMMANDS
+        .iter()
+        .map(|c| Job::new(cfg.clone(), bash(c)).flag("--confine"))
+        .collect();
+    let before = sandbox.decide(&plain);
+    let after = sandbox.decide(&confining);
+    let mut confined = Vec::new();
+    for ((c, b), a) in COMMANDS.iter().zip(&before).zip(&after) {
+        let only_dynamic_reads = verdict(b) == "ask"
+            && support::reasons(b)
+                .iter()
+                .all(|r| r["code"] == "dynamic-path");
+        if a.get("confine").is_some() {
+            assert_eq!(verdict(a), "allow", "{c:?}: confined but {}", explain(a));
+            confined.push(*c);
+        } else {
+            assert_eq!(verdict(a), verdict(b), "{c:?}: changed without confinement");
+        }
+        if verdict(b) != "allow" && verdict(a) == "allow" {
+            assert!(
+                only_dynamic_reads,
+                "{c:?}: allowed confined but asked for: {}",
+                explain(b)
+            );
+        }
+    }
+    let allowed = after.iter().filter(|d| verdict(d) == "allow").count();
+    println!(
+        "benign under [confine] dynamic: {allowed}/{} allowed, {} of them confined: {confined:?}",
+        COMMANDS.len(),
+        confined.len()
+    );
+    assert!(
+        !confined.is_empty(),
+        "no benign command ran confined: the set has run-time reads (`for f in src/*.rs …`)"
+    );
+}

@@ -173,8 +173,12 @@ fn off_asks_and_always_confines_plain_allows() {
     // second line behind the analysis.
     let sneaky = "cat a.txt; $(printf 'ec%s' ho) x >> ~/.bashrc";
     std::fs::write(sb.home.join(".bashrc"), "# rc\n").unwrap();
-    let line =
-        portcullis_adapters::confined_command(env!("CARGO_BIN_EXE_portcullis"), sneaky, false);
+    let line = portcullis_adapters::confined_command(
+        env!("CARGO_BIN_EXE_portcullis"),
+        sneaky,
+        false,
+        true,
+    );
     let out = shell(&sb, &line);
     assert_eq!(
         std::fs::read_to_string(sb.home.join(".bashrc")).unwrap(),
@@ -212,7 +216,8 @@ fn the_confined_form_runs_the_same_text_in_bash() {
     }
     texts.push("é ü 中文 🚀".into());
     for text in texts {
-        let line = portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false);
+        let line =
+            portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false, true);
         let out = Command::new("bash").arg("-c").arg(&line).output().unwrap();
         let args: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
         let last = args.len().saturating_sub(2);
@@ -235,4 +240,29 @@ fn the_confined_form_runs_the_same_text_in_bash() {
             "{line:?}"
         );
     }
+}
+
+#[test]
+fn in_ask_mode_without_edit_rules_the_confined_call_is_read_only() {
+    let sb = Sandbox::new("hook-confine-ro");
+    std::fs::write(sb.repo.join("a.txt"), "a needle\n").unwrap();
+    let config = sb.root.join("portcullis.toml");
+    std::fs::write(
+        &config,
+        "mode = \"ask\"\n[permissions]\nallow = [\"Bash(find *)\", \"Bash(xargs *)\", \"Bash(grep *)\"]\n",
+    )
+    .unwrap();
+    // The policy allows no edits here: the kernel holds the call to reading.
+    let command = "find . -name '*.txt' | xargs grep -l needle";
+    let run = sb.hook(
+        "claude-code",
+        Some(&config),
+        &payload_for("claude-code", &sb.repo, command).to_string(),
+    );
+    let reply = run.reply().unwrap();
+    let line = rewritten("claude-code", &reply).unwrap();
+    assert!(line.contains(" --read-only -- bash -c "), "{line}");
+    let out = shell(&sb, &line);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "./a.txt\n");
 }

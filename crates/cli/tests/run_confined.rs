@@ -508,3 +508,28 @@ fn a_refusal_names_what_is_wrong_and_runs_nothing() {
     );
     let _ = std::io::stderr().flush();
 }
+
+#[test]
+fn read_only_leaves_only_the_temporary_directory_writable() {
+    for user in users() {
+        let world = World::new(user);
+        let out = world.bash(
+            "cat src/main.rs >/dev/null && echo read-ok; echo t > \"$TMPDIR/t\" && echo tmp-ok; echo x > out.txt && echo ESCAPED; sed -i s/main/pwned/ src/main.rs && echo ESCAPED",
+            true,
+            &["--read-only"],
+            &[],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("read-ok") && stdout.contains("tmp-ok"),
+            "{}",
+            text(&out)
+        );
+        assert!(!stdout.contains("ESCAPED"), "{}", text(&out));
+        assert!(!world.ws().join("out.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(world.ws().join("src/main.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+    }
+}

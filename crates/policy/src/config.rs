@@ -143,6 +143,9 @@ pub struct McpServer {
     pub trusted: bool,
     /// Withhold tools seen for the first time until a person approves them.
     pub refuse_unpinned: bool,
+    /// Run the stdio server confined (`portcullis run`): it reads what a
+    /// confined shell call reads and writes only in the workspace.
+    pub confine: bool,
 }
 
 impl McpServer {
@@ -262,6 +265,8 @@ struct McpServerToml {
     trusted: bool,
     #[serde(default)]
     refuse_unpinned: bool,
+    #[serde(default)]
+    confine: bool,
     #[serde(default)]
     allow: Vec<Spanned<String>>,
     #[serde(default)]
@@ -414,6 +419,7 @@ impl Layer {
                 url: m.url,
                 trusted: m.trusted,
                 refuse_unpinned: m.refuse_unpinned,
+                confine: m.confine,
             });
         }
         for shape in parsed

@@ -68,6 +68,11 @@ pub struct Confine {
     /// The confined program may use the network: the decision allowed a
     /// network effect.
     pub network: bool,
+    /// The confined program may write in the workspace: the policy allows
+    /// workspace edits (the mode or an `Edit` rule). Without it the workspace
+    /// is read-only too, so a write the analysis could not see (a word known
+    /// only at run time that turns out to be `-i`) fails.
+    pub write: bool,
     /// The decision where the call cannot be confined: its verdict and reasons.
     #[serde(skip)]
     pub unconfined: Box<(Verdict, Vec<Reason>)>,
@@ -346,7 +351,10 @@ fn decide_one(
         .filter(|r| r.verdict == verdict)
         .cloned()
         .collect();
-    let confine = confinement(call, policy, &derived.items, &judgements, verdict);
+    let mut confine = confinement(call, policy, &derived.items, &judgements, verdict);
+    if let Some(c) = &mut confine {
+        c.write = workspace_writes_allowed(&mut ctx, &derived.tool_rule_name);
+    }
     if let Some(c) = &confine
         && verdict == Verdict::Ask
     {
@@ -357,8 +365,9 @@ fn decide_one(
             .map(|r| Reason {
                 code: ReasonCode::Confined,
                 message: format!(
-                    "{}; allowed because it runs confined by the kernel (reads everywhere but secrets, writes only in the workspace{})",
+                    "{}; allowed because it runs confined by the kernel (reads everywhere but secrets, {}{})",
                     r.message,
+                    if c.write { "writes only in the workspace" } else { "no writes but its temporary directory" },
                     if c.network { "" } else { ", no network" }
                 ),
                 verdict: Verdict::Allow,
@@ -433,8 +442,26 @@ fn confinement(
         .collect();
     Some(Confine {
         network: effects.iter().any(|e| matches!(e, Effect::Network { .. })),
+        write: false,
         unconfined: Box::new((verdict, reasons)),
     })
+}
+
+/// Whether the policy allows an edit of an ordinary new file in the call's
+/// working directory (the mode, or an `Edit` rule): what a confined call may
+/// write in the workspace.
+fn workspace_writes_allowed(ctx: &mut Ctx<'_>, tool_rule_name: &str) -> bool {
+    if !ctx.cwd.starts_with('/') {
+        return false;
+    }
+    let probe = Effect::Write {
+        path: format!(
+            "{}/portcullis-confinement-probe",
+            ctx.cwd.trim_end_matches('/')
+        ),
+        dynamic: false,
+    };
+    judge(&probe, tool_rule_name, ctx, std::slice::from_ref(&probe)).verdict == Verdict::Allow
 }
 
 /// `mcp` is the MCP tool the call is, its server known or read from its

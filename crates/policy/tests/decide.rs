@@ -55,8 +55,9 @@ fn bash(p: &Policy, command: &str) -> Decision {
     )
 }
 
+/// The verdict as a front door that cannot confine the call sees it.
 fn verdict(p: &Policy, command: &str) -> Verdict {
-    bash(p, command).decision
+    bash(p, command).without_confinement().decision
 }
 
 const BASE: &str = r#"
@@ -811,4 +812,66 @@ fn secret_environment_shapes_are_configuration() {
     assert_eq!(verdict(&extra, "echo $CORP_VAULT"), Verdict::Ask);
     assert_eq!(verdict(&extra, "echo $GITHUB_TOKEN"), Verdict::Ask);
     assert_eq!(verdict(&extra, "echo $HOME"), Verdict::Allow);
+}
+
+/// `[confine] mode`: `dynamic` allows confined what asks only for reads known
+/// at run time; the profile writes only where the policy allows edits;
+/// `always` confines every allowed shell call; `off` never; a front door that
+/// cannot confine gets the unconfined decision back.
+#[test]
+fn confinement_allows_run_time_reads_and_holds_writes_to_the_policy() {
+    let ask = |confine: &str| {
+        policy(&format!(
+            "mode = \"ask\"\n[confine]\nmode = \"{confine}\"\n[permissions]\nallow = [\"Bash(find *)\", \"Bash(xargs *)\", \"Bash(grep *)\", \"Bash(sed *)\"]\n"
+        ))
+    };
+    let dynamic = ask("dynamic");
+    let d = bash(&dynamic, "find . -name '*.rs' | xargs grep -n fn");
+    assert_eq!(d.decision, Verdict::Allow, "{:?}", d.reasons);
+    let c = d.confine.clone().expect("confined");
+    assert!(!c.write && !c.network, "ask mode, no Edit rule: read-only");
+    assert!(d.reasons.iter().all(|r| r.code == ReasonCode::Confined));
+    assert_eq!(d.clone().without_confinement().decision, Verdict::Ask);
+    // A word known only at run time may be `-i`: allowed only read-only.
+    let d = bash(&dynamic, "sed s/a/b/ \"$opt\" f.txt");
+    if d.decision == Verdict::Allow {
+        assert!(!d.confine.expect("only confined").write);
+    }
+    // Run-time writes and deletes, hazards and opaque parts still ask.
+    for command in [
+        "find . -name '*.tmp' | xargs rm",
+        "for f in *.log; do echo x > \"$f\"; done",
+        "eval \"$CMD\"",
+        "cat $(ls) | sh",
+    ] {
+        let d = bash(&dynamic, command);
+        assert_ne!(d.decision, Verdict::Allow, "{command}");
+        assert!(d.confine.is_none(), "{command}");
+    }
+    // With an Edit rule the confined call may write the workspace.
+    let edit = policy(
+        "mode = \"ask\"\n[permissions]\nallow = [\"Bash(find *)\", \"Bash(xargs *)\", \"Bash(grep *)\", \"Edit(./**)\"]\n",
+    );
+    let d = bash(&edit, "find . | xargs grep x");
+    assert!(d.confine.expect("confined by default (dynamic)").write);
+    // `always`: plain allows are confined too; `off`: nothing is.
+    let d = bash(&ask("always"), "grep -n fn src/main.rs");
+    assert_eq!(d.decision, Verdict::Allow);
+    assert!(d.confine.is_some());
+    let d = bash(&ask("dynamic"), "grep -n fn src/main.rs");
+    assert!(d.confine.is_none(), "dynamic leaves plain allows alone");
+    let d = bash(&ask("off"), "find . | xargs grep x");
+    assert_eq!(d.decision, Verdict::Ask);
+    assert!(d.confine.is_none());
+    // Only the agent's shell tool is confined.
+    let d = decide(
+        &call(
+            "Read",
+            Origin::Core,
+            json!({"file_path": "/home/dev/proj/src/main.rs"}),
+        ),
+        &ask("always"),
+        &facts(),
+    );
+    assert!(d.confine.is_none());
 }

@@ -125,7 +125,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         names: &["portcullis"],
         subcommand: Some("run"),
         long_valued: &["config", "cwd", "network"],
-        long_flags: &["help", "version", "print-profile"],
+        long_flags: &["help", "version", "print-profile", "read-only"],
         no_command: &["print-profile"],
         chdir: &["cwd"],
         operands: 1,
