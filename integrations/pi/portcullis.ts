@@ -3,7 +3,8 @@
  *
  * pi has no permission system of its own; this extension is it. On each `tool_call`
  * it sends the call to portcullis on stdin and reads `{decision, reason}`:
- *   allow -> the call runs;
+ *   allow -> the call runs; with `input`, it runs with that input instead (a shell call
+ *            portcullis runs confined: `portcullis run … -- bash -c '<command>'`);
  *   deny  -> the call is blocked with the reason (the model sees it);
  *   ask   -> with a UI, the person is asked (`ctx.ui.confirm`); without one, blocked.
  * Anything that goes wrong (portcullis missing, a crash, a reply that is not JSON,
@@ -52,6 +53,8 @@ interface ExtensionAPI {
 interface Verdict {
   decision: "allow" | "ask" | "deny";
   reason: string;
+  /** The input the call runs with instead of its own (allow only). */
+  input?: Record<string, unknown>;
 }
 
 /** When pi does not say which session this is, one id for the life of the process. */
@@ -117,12 +120,18 @@ function parseVerdict(stdout: string): Verdict {
   if (typeof reply !== "object" || reply === null) {
     throw new Error("the reply is not a JSON object");
   }
-  const { decision, reason } = reply as { decision?: unknown; reason?: unknown };
+  const { decision, reason, input } = reply as { decision?: unknown; reason?: unknown; input?: unknown };
   if (decision !== "allow" && decision !== "ask" && decision !== "deny") {
     throw new Error(`the reply has no valid decision: ${stdout.trim().slice(0, 200)}`);
   }
   const text = typeof reason === "string" && reason.length > 0 ? reason : `portcullis: ${decision}`;
-  return { decision, reason: text };
+  if (input === undefined) {
+    return { decision, reason: text };
+  }
+  if (decision !== "allow" || typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new Error("the reply's input is not an object on an allow");
+  }
+  return { decision, reason: text, input: input as Record<string, unknown> };
 }
 
 async function judge(event: ToolCallEvent, ctx: ExtensionContext): Promise<Verdict> {
@@ -133,6 +142,8 @@ async function judge(event: ToolCallEvent, ctx: ExtensionContext): Promise<Verdi
     cwd: ctx.cwd ?? process.cwd(),
     session_id: sessionId(ctx),
     has_ui: ctx.hasUI === true,
+    // This extension applies a rewritten input (portcullis confines shell calls so).
+    rewrites: true,
   });
   return parseVerdict(await runHook(payload));
 }
@@ -142,6 +153,14 @@ export default function (pi: ExtensionAPI) {
     try {
       const verdict = await judge(event, ctx);
       if (verdict.decision === "allow") {
+        if (verdict.input !== undefined) {
+          // pi runs the tool with this very object: rewrite it in place.
+          const target = event.input;
+          if (typeof target !== "object" || target === null || Array.isArray(target)) {
+            return { block: true, reason: "portcullis could not rewrite this call to run confined and blocks it" };
+          }
+          Object.assign(target as Record<string, unknown>, verdict.input);
+        }
         return undefined;
       }
       if (verdict.decision === "ask" && ctx.hasUI === true && ctx.ui) {

@@ -81,13 +81,18 @@ impl Agent {
     /// a rewrite, not an approval — Codex's own approval policy still
     /// applies); Gemini CLI's BeforeTool `hookSpecificOutput.tool_input`,
     /// merged over the model's arguments and validated again (0.x
-    /// `BeforeToolHookOutput.getModifiedToolInput`). Cursor's `updated_input`
-    /// is not confirmed by a primary source and the pi extension does not
-    /// rewrite yet: their calls run as decided, unconfined.
+    /// `BeforeToolHookOutput.getModifiedToolInput`); pi's `tool_call` event,
+    /// whose `input` is the very object the tool then runs with
+    /// (pi-agent-core's `prepareToolCall` passes `validatedArgs` to the hook
+    /// and to `execute`): the extension assigns the rewritten input to it.
+    /// Cursor's `updated_input` is not confirmed by a primary source: its
+    /// calls run as decided, unconfined.
     pub fn rewrites_input(self, event: &str) -> bool {
         matches!(
             (self, event),
-            (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::Gemini, "BeforeTool")
+            (Agent::ClaudeCode | Agent::Codex, "PreToolUse")
+                | (Agent::Gemini, "BeforeTool")
+                | (Agent::Pi, "tool_call")
         )
     }
 
@@ -142,6 +147,10 @@ pub struct HookCall {
     pub subagent: Option<String>,
     /// Whether the agent can put a question to a person for this event.
     pub can_ask: bool,
+    /// Whether the agent takes a rewritten input back for this call
+    /// ([`Agent::rewrites_input`]; for pi, an extension that says it does:
+    /// an older one would ignore the rewrite and run the call unconfined).
+    pub can_rewrite: bool,
 }
 
 /// The answer to give the agent, after ask handling.
@@ -203,12 +212,15 @@ fn tool(name: String, origin: Origin, server: Option<String>) -> ToolRef {
 /// Translates a native payload.
 pub fn parse(agent: Agent, input: &[u8]) -> Result<HookCall, AdapterError> {
     let v = parse_json(input)?;
-    match agent {
+    let mut hook = match agent {
         Agent::ClaudeCode | Agent::Codex => claude_like(agent, &v),
         Agent::Cursor => cursor(&v),
         Agent::Gemini => gemini(&v),
         Agent::Pi => pi(&v),
-    }
+    }?;
+    hook.can_rewrite = agent.rewrites_input(&hook.event)
+        && (agent != Agent::Pi || v.get("rewrites").and_then(Value::as_bool) == Some(true));
+    Ok(hook)
 }
 
 /// Claude Code and Codex share the wire format (`PreToolUse`, `PermissionRequest`).
@@ -240,6 +252,8 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
         // `PermissionRequest` gets no opinion.
         can_ask: agent == Agent::ClaudeCode
             && (event == "PreToolUse" || event == "PermissionRequest"),
+        // Set by `parse` for every agent alike.
+        can_rewrite: false,
         event,
         call: ToolCall {
             tool: tool_ref,
@@ -316,6 +330,7 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
         permission_mode: None,
         subagent: None,
         can_ask,
+        can_rewrite: false,
     })
 }
 
@@ -502,6 +517,7 @@ fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
         permission_mode: None,
         subagent: None,
         can_ask: true,
+        can_rewrite: false,
     })
 }
 
@@ -533,6 +549,7 @@ fn pi(v: &Value) -> Result<HookCall, AdapterError> {
         permission_mode: None,
         subagent: None,
         can_ask: v.get("has_ui").and_then(Value::as_bool).unwrap_or(false),
+        can_rewrite: false,
     })
 }
 
@@ -630,7 +647,8 @@ pub fn rewrite_reply(agent: Agent, event: &str, reason: &str, input: &Value) -> 
             "updatedInput": input}}),
         Agent::Gemini => json!({"decision": "allow", "reason": reason,
             "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": input}}),
-        Agent::Cursor | Agent::Pi => return None,
+        Agent::Pi => json!({"decision": "allow", "reason": reason, "input": input}),
+        Agent::Cursor => return None,
     };
     Some(Reply {
         stdout: stdout.to_string(),

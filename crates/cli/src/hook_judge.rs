@@ -240,7 +240,7 @@ pub fn judge<A: Authority>(
         token: None,
         require_token: false,
         dry_run: false,
-        can_confine: agent.rewrites_input(&hook.event),
+        can_confine: hook.can_rewrite,
     };
     let now = crate::state::now();
     let outcome = authority.decide(&sessions, &call, &ctx, now)?;

