@@ -617,8 +617,15 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
 /// A shell command line that runs `text` with bash inside `portcullis run`
 /// (`portcullis` is the binary's path): every word quoted, so the shell that
 /// runs the line hands `text` to the inner bash byte for byte.
-/// `write`: the workspace is writable (else `--read-only`).
-pub fn confined_command(portcullis: &str, text: &str, network: bool, write: bool) -> String {
+/// `write`: the workspace is writable (else `--read-only`); `reveal`: the
+/// secret files the call was allowed to read (`--reveal PATH` each).
+pub fn confined_command(
+    portcullis: &str,
+    text: &str,
+    network: bool,
+    write: bool,
+    reveal: &[String],
+) -> String {
     let mut words = vec![
         portcullis,
         "run",
@@ -627,6 +634,10 @@ pub fn confined_command(portcullis: &str, text: &str, network: bool, write: bool
     ];
     if !write {
         words.push("--read-only");
+    }
+    for path in reveal {
+        words.push("--reveal");
+        words.push(path);
     }
     words.extend(["--", "bash", "-c", text]);
     portcullis_shell::join(&words)

@@ -346,6 +346,7 @@ fn confined_input(
                 text,
                 confine.network,
                 confine.write,
+                &confine.reveal,
             )),
         );
     }

@@ -8,6 +8,8 @@
 //!   except the protected paths found inside them;
 //! - network: off unless `--network on`; with `--read-only` the workspace is
 //!   not writable either;
+//! - `--reveal PATH`: a secret file left readable (one the call was allowed
+//!   to read);
 //! - environment: the caller's, without the variables the policy calls secret
 //!   and without portcullis' session token.
 //!
@@ -40,6 +42,11 @@ pub struct RunArgs {
     /// is read-only too.
     #[arg(long)]
     read_only: bool,
+    /// A secret file the program may read after all (a call allowed to read
+    /// it by a rule, a grant or a person); repeatable. Exactly that file:
+    /// the rest of its hidden directory stays hidden.
+    #[arg(long, value_name = "PATH")]
+    reveal: Vec<PathBuf>,
     /// Print the confinement profile (JSON) instead of running anything.
     #[arg(long)]
     print_profile: bool,
@@ -82,9 +89,22 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let env = Environment::from_process();
     let policy = config_files::load(args.config.as_deref(), &cwd, &env)?;
     let paths = FsPaths::new(&Scopes::of(&policy.workspace), &env);
-    let found = paths
+    let mut found = paths
         .confinement(cwd_text)
         .context("finding what to confine")?;
+    let mut reveal = Vec::new();
+    for p in &args.reveal {
+        let canonical = std::fs::canonicalize(p)
+            .with_context(|| format!("--reveal {}: no such file", p.display()))?;
+        if canonical.is_dir() {
+            bail!(
+                "--reveal {}: a directory; only files are revealed",
+                p.display()
+            );
+        }
+        reveal.push(canonical.to_string_lossy().into_owned());
+    }
+    found.reveal(&reveal);
     let writable = if args.read_only {
         Vec::new()
     } else {

@@ -189,6 +189,7 @@ fn off_asks_and_always_confines_plain_allows() {
         sneaky,
         false,
         true,
+        &[],
     );
     let out = shell(&sb, &line);
     assert_eq!(
@@ -228,7 +229,7 @@ fn the_confined_form_runs_the_same_text_in_bash() {
     texts.push("é ü 中文 🚀".into());
     for text in texts {
         let line =
-            portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false, true);
+            portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false, true, &[]);
         let out = Command::new("bash").arg("-c").arg(&line).output().unwrap();
         let args: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
         let last = args.len().saturating_sub(2);
@@ -276,4 +277,68 @@ fn in_ask_mode_without_edit_rules_the_confined_call_is_read_only() {
     let out = shell(&sb, &line);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "./a.txt\n");
+}
+
+/// A person's grant to read a secret is part of the profile: the call runs
+/// confined with exactly that file revealed (`--reveal`), the rest of its
+/// directory still hidden.
+#[test]
+fn a_granted_secret_read_is_revealed_and_nothing_else() {
+    let sb = Sandbox::new("hook-confine-grant");
+    let aws = sb.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), "KEYDATA\n").unwrap();
+    std::fs::write(aws.join("config"), "CONFIGDATA\n").unwrap();
+    let config = sb.root.join("portcullis.toml");
+    std::fs::write(
+        &config,
+        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
+    )
+    .unwrap();
+    let command = "cat ~/.aws/credentials ~/.aws/config";
+    let payload = payload_for("claude-code", &sb.repo, command).to_string();
+    // Without a grant the secret read asks (the session registers itself).
+    let run = sb.hook("claude-code", Some(&config), &payload);
+    assert_eq!(
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "ask",
+        "{run:?}"
+    );
+    for path in [aws.join("credentials"), aws.join("config")] {
+        let out = sb.cli(&[
+            "grants",
+            "add",
+            "--session",
+            "s1",
+            "--scope",
+            "session",
+            "--op",
+            "read",
+            "--path",
+            &path.to_string_lossy(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let run = sb.hook("claude-code", Some(&config), &payload);
+    let reply = run.reply().unwrap();
+    let line = rewritten("claude-code", &reply).unwrap();
+    assert!(line.contains(" --reveal "), "{line}");
+    let out = shell(&sb, &line);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("KEYDATA") && stdout.contains("CONFIGDATA"),
+        "{out:?}"
+    );
+
+    // `portcullis run --reveal` itself: exactly the file named.
+    let out = shell(
+        &sb,
+        &format!(
+            "'{}' run --reveal ~/.aws/credentials -- bash -c 'cat ~/.aws/credentials; cat ~/.aws/config'",
+            env!("CARGO_BIN_EXE_portcullis")
+        ),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("KEYDATA"), "{out:?}");
+    assert!(!stdout.contains("CONFIGDATA"), "{out:?}");
 }

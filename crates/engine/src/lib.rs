@@ -269,7 +269,9 @@ impl<F: PathFacts> Engine<F> {
                 None => decide(call, policy, facts),
             };
             let decision = if ctx.can_confine {
-                decision
+                let mut d = decision;
+                d.reveal_allowed_secrets(&call.cwd, facts);
+                d
             } else {
                 decision.without_confinement()
             };
@@ -318,6 +320,7 @@ impl<F: PathFacts> Engine<F> {
                 }
             }
         }
+        decision.reveal_allowed_secrets(&call.cwd, facts);
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             match session_id.as_deref() {
                 Some(own) => match grants::request_for(&decision, call, own, facts, store)? {

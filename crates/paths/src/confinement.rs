@@ -38,6 +38,49 @@ pub struct Confinement {
     pub hidden: Vec<String>,
 }
 
+impl Confinement {
+    /// Leaves exactly `paths` readable (secret files a call was allowed to
+    /// read): a hidden path that is one of them is no longer hidden; a hidden
+    /// directory holding one is replaced, level by level down to it, by its
+    /// other entries (so revealing `~/.aws/credentials` leaves `~/.aws/config`
+    /// hidden). Each path must be canonical; one under no hidden path needs
+    /// nothing.
+    pub fn reveal(&mut self, paths: &[String]) {
+        for target in paths {
+            let mut next = Vec::new();
+            for h in std::mem::take(&mut self.hidden) {
+                if &h == target {
+                    continue;
+                }
+                if !pattern::is_under(target, &h) {
+                    next.push(h);
+                    continue;
+                }
+                // Down from `h` to the target's parent: hide every sibling.
+                let mut dir = h;
+                for comp in target
+                    .get(dir.len()..)
+                    .unwrap_or("")
+                    .split('/')
+                    .filter(|c| !c.is_empty())
+                    .collect::<Vec<_>>()
+                {
+                    if let Ok(entries) = std::fs::read_dir(&dir) {
+                        for e in entries.flatten() {
+                            let name = e.file_name();
+                            if name.to_str() != Some(comp) {
+                                next.push(format!("{dir}/{}", name.to_string_lossy()));
+                            }
+                        }
+                    }
+                    dir = format!("{dir}/{comp}");
+                }
+            }
+            self.hidden = next;
+        }
+    }
+}
+
 /// Why the paths could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfinementError {

@@ -73,6 +73,10 @@ pub struct Confine {
     /// is read-only too, so a write the analysis could not see (a word known
     /// only at run time that turns out to be `-i`) fails.
     pub write: bool,
+    /// Secret paths the call was allowed to read (by a rule, a grant or a
+    /// person): the confinement leaves exactly these readable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reveal: Vec<String>,
     /// The decision where the call cannot be confined: its verdict and reasons.
     #[serde(skip)]
     pub unconfined: Box<(Verdict, Vec<Reason>)>,
@@ -84,6 +88,31 @@ impl Decision {
     pub fn confine_granted(&mut self, call: &ToolCall, policy: &Policy) {
         if self.decision == Verdict::Allow && self.confine.is_none() {
             self.confine = confinement(call, policy, &self.effects, &self.reasons, Verdict::Allow);
+        }
+    }
+
+    /// Once the call is allowed: the secret files it reads, canonical, are
+    /// left readable inside its confinement (what was allowed is exactly what
+    /// it may read, no more: a read of `~/.aws/credentials` does not reveal
+    /// `~/.aws/config`).
+    pub fn reveal_allowed_secrets(&mut self, cwd: &str, facts: &dyn PathFacts) {
+        if self.decision != Verdict::Allow {
+            return;
+        }
+        let Some(c) = &mut self.confine else {
+            return;
+        };
+        for e in &self.effects {
+            if let Effect::Read {
+                path,
+                dynamic: false,
+            } = e
+            {
+                let fact = facts.resolve(path, cwd);
+                if fact.secret.is_some() && !c.reveal.contains(&fact.canonical) {
+                    c.reveal.push(fact.canonical);
+                }
+            }
         }
     }
 
@@ -443,6 +472,7 @@ fn confinement(
     Some(Confine {
         network: effects.iter().any(|e| matches!(e, Effect::Network { .. })),
         write: false,
+        reveal: Vec::new(),
         unconfined: Box::new((verdict, reasons)),
     })
 }

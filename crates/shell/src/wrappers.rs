@@ -124,7 +124,7 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec {
         names: &["portcullis"],
         subcommand: Some("run"),
-        long_valued: &["config", "cwd", "network"],
+        long_valued: &["config", "cwd", "network", "reveal"],
         long_flags: &["help", "version", "print-profile", "read-only"],
         no_command: &["print-profile"],
         chdir: &["cwd"],
