@@ -61,6 +61,10 @@ enum NetworkArg {
     On,
 }
 
+/// Variables naming sockets of programs that act for the user (an ssh or gpg
+/// agent signs with the user's keys): the sockets are hidden.
+const AGENT_SOCKETS: &[&str] = &["SSH_AUTH_SOCK", "GPG_AGENT_INFO"];
+
 /// Variables never passed to a confined program, whatever the policy says:
 /// the proof of a portcullis session would let it act as the agent.
 const NEVER_PASSED: &[&str] = &["PORTCULLIS_SESSION_TOKEN"];
@@ -103,6 +107,16 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             );
         }
         reveal.push(canonical.to_string_lossy().into_owned());
+    }
+    // The user's agents' sockets wherever the environment says they are (the
+    // tables cover their usual places): they act for the user unconfined.
+    for var in AGENT_SOCKETS {
+        if let Some(sock) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let path = PathBuf::from(sock);
+            if path.is_absolute() && path.exists() {
+                found.hidden.push(path.to_string_lossy().into_owned());
+            }
+        }
     }
     found.reveal(&reveal);
     let writable = if args.read_only {

@@ -293,6 +293,11 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
     Attack {
+        name: "use the user's ssh agent",
+        script: "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => $ENV{SSH_AUTH_SOCK}) and print \"ESCAPED\\n\"'",
+        control: true,
+    },
+    Attack {
         name: "read another process' environment",
         script: "grep -q MARKER_SECRET /proc/$TARGET/environ && echo ESCAPED",
         control: true,
@@ -318,12 +323,22 @@ fn attacks_fail_confined_and_work_unconfined() {
             .spawn()
             .expect("start the target process");
         let pid = target.id().to_string();
-        let env = [
-            ("AWS_SECRET_ACCESS_KEY", "KEYDATA"),
-            ("PORTCULLIS_SESSION_TOKEN", "KEYDATA"),
-            ("TARGET", pid.as_str()),
-        ];
         for attack in ATTACKS {
+            // An ssh agent's socket, where the environment says it is.
+            let agent_dir = tempfile::tempdir().unwrap();
+            let agent_sock = agent_dir.path().join("agent.sock");
+            let agent = UnixListener::bind(&agent_sock).expect("agent socket");
+            if let Some((uid, gid)) = user {
+                std::os::unix::fs::chown(agent_dir.path(), Some(uid), Some(gid)).unwrap();
+                std::os::unix::fs::chown(&agent_sock, Some(uid), Some(gid)).unwrap();
+            }
+            let sock = agent_sock.to_string_lossy().into_owned();
+            let env = [
+                ("AWS_SECRET_ACCESS_KEY", "KEYDATA"),
+                ("PORTCULLIS_SESSION_TOKEN", "KEYDATA"),
+                ("TARGET", pid.as_str()),
+                ("SSH_AUTH_SOCK", sock.as_str()),
+            ];
             let world = World::new(user);
             let before = snapshot(&world.root);
             let out = world.bash(attack.script, true, &[], &env);
@@ -358,6 +373,7 @@ fn attacks_fail_confined_and_work_unconfined() {
                     text(&out)
                 );
             }
+            drop(agent);
         }
         let _ = target.kill();
         let _ = target.wait();

@@ -156,9 +156,34 @@ fn walk_root(
     secrets: &[Rule],
     out: &mut Confinement,
 ) -> Result<(), ConfinementError> {
-    let mut stack = vec![root.to_string()];
+    // The root itself, in full: a workspace that is itself protected (or
+    // inside a protected tree) is read-only whole. Below it, each entry's
+    // ancestors were checked on the way down, so a match must end at the
+    // entry's own name (`first_rule_below`).
+    let root_comps = pattern::components(root);
+    if first_rule(protected, root, &root_comps).is_some() {
+        push_new(&mut out.read_only, root.to_string());
+        return Ok(());
+    }
+    // Anchored rows whose place is neither in nor above this root can match
+    // nothing in it: leave them out of the walk.
+    let near = |rules: &'_ [Rule]| -> Vec<Rule> {
+        rules
+            .iter()
+            .filter(|r| match &r.kind {
+                RuleKind::Anchored { prefixes, .. } => prefixes
+                    .iter()
+                    .any(|(p, _)| pattern::is_under(p, root) || pattern::is_under(root, p)),
+                RuleKind::Anywhere { .. } => true,
+            })
+            .cloned()
+            .collect()
+    };
+    let (protected, secrets) = (&near(protected)[..], &near(secrets)[..]);
+    // (directory, inside a protected directory with exempt parts)
+    let mut stack = vec![(root.to_string(), false)];
     let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
+    while let Some((dir, exempted)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -173,30 +198,43 @@ fn walk_root(
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 // A name that is not UTF-8 matches no table row.
                 if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(format!("{dir}/{}", entry.file_name().to_string_lossy()));
+                    stack.push((
+                        format!("{dir}/{}", entry.file_name().to_string_lossy()),
+                        exempted,
+                    ));
                 }
                 continue;
             };
             let path = format!("{dir}/{name}");
             let comps = pattern::components(&path);
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if let Some(rule) = first_rule(protected, &path, &comps) {
+            let matched = if exempted {
+                first_rule(protected, &path, &comps)
+            } else {
+                first_rule_below(protected, &path, &comps)
+            };
+            if let Some(rule) = matched {
                 if has_exception(rule) && is_dir {
                     // Parts below are exempt (`.claude/worktrees`): judge
-                    // each child on its own.
-                    stack.push(path);
+                    // each child on its own, in full.
+                    stack.push((path, true));
                 } else {
                     push_new(&mut out.read_only, path.clone());
                     pin_ancestors(root, &path, &mut out.pinned);
                 }
                 continue;
             }
-            if first_rule(secrets, &path, &comps).is_some() {
+            let secret = if exempted {
+                first_rule(secrets, &path, &comps)
+            } else {
+                first_rule_below(secrets, &path, &comps)
+            };
+            if secret.is_some() {
                 push_new(&mut out.hidden, path);
                 continue;
             }
             if is_dir {
-                stack.push(path);
+                stack.push((path, exempted));
             }
         }
     }
@@ -221,6 +259,28 @@ fn first_rule<'r>(rules: &'r [Rule], path: &str, comps: &[&str]) -> Option<&'r R
         .iter()
         .filter(|r| !r.outside_only)
         .find(|r| FsPaths::first_match(std::slice::from_ref(*r), path, comps, false).is_some())
+}
+
+/// [`first_rule`] for an entry whose ancestors matched nothing: an
+/// any-depth row can only match with its last component on the entry's own
+/// name (had it matched earlier, an ancestor would have), so one position is
+/// tried instead of every one.
+fn first_rule_below<'r>(rules: &'r [Rule], path: &str, comps: &[&str]) -> Option<&'r Rule> {
+    rules
+        .iter()
+        .filter(|r| !r.outside_only)
+        .find(|r| match &r.kind {
+            RuleKind::Anywhere {
+                segs,
+                tree,
+                except: None,
+            } => comps
+                .len()
+                .checked_sub(segs.len())
+                .and_then(|start| comps.get(start..))
+                .is_some_and(|tail| pattern::matches_from(segs, *tree, tail)),
+            _ => FsPaths::first_match(std::slice::from_ref(*r), path, comps, false).is_some(),
+        })
 }
 
 fn has_exception(rule: &Rule) -> bool {

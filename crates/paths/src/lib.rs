@@ -155,14 +155,14 @@ struct Tables {
 }
 
 /// A compiled table row.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Rule {
     reason: &'static str,
     outside_only: bool,
     kind: RuleKind,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum RuleKind {
     /// Under one of `prefixes` (each with its number of components), then
     /// `segs`.

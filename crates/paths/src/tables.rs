@@ -192,6 +192,7 @@ const PASSWORDS: &str = "password hashes";
 const ENV_OUTSIDE: &str = ".env outside the workspace";
 const ENV_SECRET: &str = "environment file with credentials";
 const KEY_OUTSIDE: &str = "private key outside the workspace";
+const ACTS_FOR_USER: &str = "socket of a program that acts for the user";
 
 /// Not readable without a person: keys, tokens, password stores, histories
 /// (they hold pasted secrets), other processes' environments, and
@@ -270,6 +271,19 @@ pub static SECRETS: &[Entry] = &[
     outside("**/*.key", KEY_OUTSIDE),
     outside("**/*.p12", KEY_OUTSIDE),
     outside("**/*.pfx", KEY_OUTSIDE),
+    // Sockets of programs that act for the user outside any confinement: a
+    // container engine (a container with `/` mounted is the host), the
+    // user's service manager and session bus (they start programs), an ssh
+    // or gpg agent (it signs with the user's keys), the X server (it types
+    // into other windows).
+    row("/run/docker.sock", ACTS_FOR_USER),
+    row("/var/run/docker.sock", ACTS_FOR_USER),
+    row("/run/containerd/**", ACTS_FOR_USER),
+    row("/run/podman/**", ACTS_FOR_USER),
+    row("/run/dbus/system_bus_socket", ACTS_FOR_USER),
+    row("/run/user/*/**", ACTS_FOR_USER),
+    row("/tmp/ssh-*/**", ACTS_FOR_USER),
+    row("/tmp/.X11-unix/**", ACTS_FOR_USER),
 ];
 
 #[cfg(test)]
