@@ -2,8 +2,10 @@
 //! runs a program confined by the kernel to what the policy allows a shell
 //! call in that workspace (`portcullis-confine` does the confining).
 //!
-//! - reads: everything but the secret paths found on disk (the `paths`
-//!   tables) and portcullis' data directory;
+//! - reads: everything outside the home directory, and in it its
+//!   dot-entries, tool directories, the workspace and read roots (not other
+//!   projects or documents); never the secret paths found on disk (the
+//!   `paths` tables) nor portcullis' data directory;
 //! - writes: the workspace roots and a private temporary directory (`TMPDIR`),
 //!   except the protected paths found inside them;
 //! - network: off unless `--network on`; with `--read-only` the workspace is
@@ -42,9 +44,10 @@ pub struct RunArgs {
     /// is read-only too.
     #[arg(long)]
     read_only: bool,
-    /// A secret file the program may read after all (a call allowed to read
-    /// it by a rule, a grant or a person); repeatable. Exactly that file:
-    /// the rest of its hidden directory stays hidden.
+    /// A file (or directory) the program may read after all — a secret, or a
+    /// place outside the readable ones — because the call was allowed to read
+    /// it (a grant, a person); repeatable. Exactly that: the rest of a hidden
+    /// directory stays hidden.
     #[arg(long, value_name = "PATH")]
     reveal: Vec<PathBuf>,
     /// Print the confinement profile (JSON) instead of running anything.
@@ -99,13 +102,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut reveal = Vec::new();
     for p in &args.reveal {
         let canonical = std::fs::canonicalize(p)
-            .with_context(|| format!("--reveal {}: no such file", p.display()))?;
-        if canonical.is_dir() {
-            bail!(
-                "--reveal {}: a directory; only files are revealed",
-                p.display()
-            );
-        }
+            .with_context(|| format!("--reveal {}: no such file or directory", p.display()))?;
         reveal.push(canonical.to_string_lossy().into_owned());
     }
     // The user's agents' sockets wherever the environment says they are (the
@@ -129,6 +126,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         read_only: found.read_only.iter().map(PathBuf::from).collect(),
         pinned: found.pinned.iter().map(PathBuf::from).collect(),
         hidden: found.hidden.iter().map(PathBuf::from).collect(),
+        readable: found.readable.iter().map(PathBuf::from).collect(),
         network: match args.network {
             NetworkArg::Off => Network::Off,
             NetworkArg::On => Network::On,
@@ -143,6 +141,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
                 "read_only": list(&found.read_only),
                 "pinned": list(&found.pinned),
                 "hidden": list(&found.hidden),
+                "readable": list(&found.readable),
                 "network": matches!(args.network, NetworkArg::On),
             })
         );

@@ -57,6 +57,12 @@ impl World {
             ("home/proj/.github/workflows/ci.yml", "on: push\n"),
             ("home/proj/.env", "KEYDATA\n"),
             ("data/portcullis.db", "SQLite format 3\n"),
+            ("home/other/.env", "KEYDATA\n"),
+            ("home/other/src/lib.rs", "KEYDATA\n"),
+            ("home/Downloads/report.txt", "REPORT\n"),
+            ("home/Downloads/other.txt", "KEYDATA\n"),
+            ("home/bin/tool", "#!/bin/sh\necho tool-ran\n"),
+            ("home/.config/tool/settings", "SETTINGS\n"),
         ];
         for (path, text) in files {
             let p = root.join(path);
@@ -260,6 +266,16 @@ const ATTACKS: &[Attack] = &[
     Attack {
         name: "read the workspace's .env",
         script: "grep -q KEYDATA .env && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read another project's .env in the home",
+        script: "grep -q KEYDATA ~/other/.env && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "read another project's code in the home",
+        script: "grep -rq KEYDATA ~/other ~/Downloads && echo ESCAPED",
         control: true,
     },
     Attack {
@@ -547,5 +563,26 @@ fn read_only_leaves_only_the_temporary_directory_writable() {
             std::fs::read_to_string(world.ws().join("src/main.rs")).unwrap(),
             "fn main() {}\n"
         );
+    }
+}
+
+#[test]
+fn the_homes_tools_are_readable_and_a_granted_file_is_revealed_alone() {
+    for user in users() {
+        let world = World::new(user);
+        let tool = world.home().join("bin/tool");
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let out = world.bash(
+            "~/bin/tool; cat ~/.config/tool/settings; cat ~/Downloads/report.txt; cat ~/Downloads/other.txt",
+            true,
+            &["--reveal", &world.home().join("Downloads/report.txt").to_string_lossy()],
+            &[],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("tool-ran"), "{}", text(&out));
+        assert!(stdout.contains("SETTINGS"), "{}", text(&out));
+        assert!(stdout.contains("REPORT"), "{}", text(&out));
+        assert!(!stdout.contains("KEYDATA"), "{}", text(&out));
     }
 }

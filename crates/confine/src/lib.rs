@@ -13,7 +13,8 @@
 //!    so `mv .git x && mkdir .git` fails), the read-only paths bound onto
 //!    themselves read-only, the hidden paths covered (an empty read-only
 //!    tmpfs over a directory, an empty unreadable file over a file);
-//! 3. no new privileges; Landlock: everything readable and executable,
+//! 3. no new privileges; Landlock: the readable places (everything, or
+//!    the profile's list) readable and executable,
 //!    writable only the profile's roots, a private temporary directory and a
 //!    few device files; signals and abstract Unix sockets scoped to the
 //!    child's own domain (Landlock ABI 6) and, through its ptrace scoping, no
@@ -64,6 +65,9 @@ pub struct Profile {
     pub pinned: Vec<PathBuf>,
     /// Paths the program cannot read: covered by something empty.
     pub hidden: Vec<PathBuf>,
+    /// Where the program may read at all (with what is below); empty:
+    /// everywhere. Hidden paths stay hidden either way.
+    pub readable: Vec<PathBuf>,
     pub network: Network,
 }
 

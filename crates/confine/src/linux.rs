@@ -162,7 +162,13 @@ fn prepare(
     tmpdir.extend_from_slice(tmp.as_os_str().as_bytes());
     envp.push(cstring(&tmpdir)?);
 
-    let mut landlock = vec![(cstring(b"/")?, landlock::Grant::Read)];
+    let mut landlock = Vec::new();
+    if profile.readable.is_empty() {
+        landlock.push((cstring(b"/")?, landlock::Grant::Read));
+    }
+    for r in &profile.readable {
+        landlock.push((path_cstring(r)?, landlock::Grant::Read));
+    }
     for w in profile.writable.iter().map(PathBuf::as_path).chain([tmp]) {
         landlock.push((path_cstring(w)?, landlock::Grant::Write));
     }

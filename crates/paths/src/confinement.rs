@@ -36,6 +36,12 @@ pub struct Confinement {
     pub pinned: Vec<String>,
     /// Secret paths that exist, and portcullis' data directory: hidden.
     pub hidden: Vec<String>,
+    /// Where reading is allowed at all: everything outside the home
+    /// directory; in it, its dot-entries (tools' configuration and caches),
+    /// the tool directories of [`crate::tables::HOME_TOOL_DIRS`], the
+    /// workspace and read roots — not other projects, documents or
+    /// downloads. Empty: everything (a home of `/`, or none).
+    pub readable: Vec<String>,
 }
 
 impl Confinement {
@@ -47,6 +53,11 @@ impl Confinement {
     /// nothing.
     pub fn reveal(&mut self, paths: &[String]) {
         for target in paths {
+            if !self.readable.is_empty()
+                && !self.readable.iter().any(|r| pattern::is_under(target, r))
+            {
+                self.readable.push(target.clone());
+            }
             let mut next = Vec::new();
             for h in std::mem::take(&mut self.hidden) {
                 if &h == target {
@@ -134,6 +145,7 @@ impl FsPaths {
                 push_new(&mut out.hidden, dir.clone());
             }
         }
+        out.readable = self.readable_places(cwd, &writable);
         // A hidden path inside another hidden one is hidden already.
         let hidden = out.hidden.clone();
         out.hidden.retain(|h| {
@@ -143,6 +155,47 @@ impl FsPaths {
         });
         Ok(out)
     }
+}
+
+impl FsPaths {
+    /// [`Confinement::readable`].
+    fn readable_places(&self, cwd: &str, writable: &[String]) -> Vec<String> {
+        let home = self.home.clone();
+        if home == "/" || !std::path::Path::new(&home).is_dir() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        // Outside the home: each ancestor's entries but the one leading home.
+        let comps = pattern::components(&home);
+        let mut dir = String::from("/");
+        for comp in &comps {
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                for e in entries.flatten() {
+                    if e.file_name().to_str() != Some(comp) {
+                        push_new(&mut out, join(&dir, &e.file_name().to_string_lossy()));
+                    }
+                }
+            }
+            dir = join(&dir, comp);
+        }
+        if let Ok(entries) = std::fs::read_dir(&home) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') || crate::tables::HOME_TOOL_DIRS.contains(&name.as_ref()) {
+                    push_new(&mut out, join(&home, &name));
+                }
+            }
+        }
+        for root in writable.iter().chain(&self.places(cwd).read_roots) {
+            push_new(&mut out, root.clone());
+        }
+        out
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
 fn walk_physical(path: &str) -> String {

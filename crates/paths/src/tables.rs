@@ -286,6 +286,23 @@ pub static SECRETS: &[Entry] = &[
     row("/tmp/.X11-unix/**", ACTS_FOR_USER),
 ];
 
+/// Entries of the home directory that hold programs and their libraries, not
+/// projects: readable inside a confinement (with the home's dot-entries,
+/// which hold tools' configuration and caches), while the rest of the home —
+/// other projects, documents, downloads — is not.
+pub static HOME_TOOL_DIRS: &[&str] = &[
+    "bin",
+    "go",
+    "sdk",
+    "snap",
+    "perl5",
+    "miniconda3",
+    "anaconda3",
+    "miniforge3",
+    "mambaforge",
+    "micromamba",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

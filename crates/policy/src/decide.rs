@@ -91,10 +91,11 @@ impl Decision {
         }
     }
 
-    /// Once the call is allowed: the secret files it reads, canonical, are
-    /// left readable inside its confinement (what was allowed is exactly what
-    /// it may read, no more: a read of `~/.aws/credentials` does not reveal
-    /// `~/.aws/config`).
+    /// Once the call is allowed: the files it reads that its confinement
+    /// would hide — secrets, and anything outside the workspace — are left
+    /// readable, canonical (what was allowed is exactly what it may read, no
+    /// more: a read of `~/.aws/credentials` does not reveal `~/.aws/config`,
+    /// a grant on `~/Downloads/report.txt` not the rest of `~/Downloads`).
     pub fn reveal_allowed_secrets(&mut self, cwd: &str, facts: &dyn PathFacts) {
         if self.decision != Verdict::Allow {
             return;
@@ -109,7 +110,9 @@ impl Decision {
             } = e
             {
                 let fact = facts.resolve(path, cwd);
-                if fact.secret.is_some() && !c.reveal.contains(&fact.canonical) {
+                let hidden = fact.secret.is_some() || fact.zone == crate::Zone::External;
+                if hidden && fact.canonical.starts_with('/') && !c.reveal.contains(&fact.canonical)
+                {
                     c.reveal.push(fact.canonical);
                 }
             }
