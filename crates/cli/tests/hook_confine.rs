@@ -91,19 +91,7 @@ fn payload_for(agent: &str, cwd: &Path, command: &str) -> Value {
 
 /// Runs `command` as the agent's shell would (`bash -c`), in the sandbox.
 fn shell(sb: &Sandbox, command: &str) -> std::process::Output {
-    Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("XDG_CONFIG_HOME", sb.home.join(".config"))
-        .env("XDG_DATA_HOME", sb.home.join(".local/share"))
-        .env("PORTCULLIS_DATA_DIR", sb.data_dir())
-        .env("PORTCULLIS_MANAGED_CONFIG", sb.root.join("managed.toml"))
-        .current_dir(&sb.repo)
-        .output()
-        .unwrap()
+    sb.command("bash").arg("-c").arg(command).output().unwrap()
 }
 
 #[test]

