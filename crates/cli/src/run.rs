@@ -124,6 +124,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let profile = Profile {
         writable: writable.iter().map(PathBuf::from).collect(),
         read_only: found.read_only.iter().map(PathBuf::from).collect(),
+        writable_again: found.writable_again.iter().map(PathBuf::from).collect(),
         pinned: found.pinned.iter().map(PathBuf::from).collect(),
         hidden: found.hidden.iter().map(PathBuf::from).collect(),
         readable: found.readable.iter().map(PathBuf::from).collect(),
@@ -139,6 +140,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             serde_json::json!({
                 "writable": list(&writable),
                 "read_only": list(&found.read_only),
+                "writable_again": list(&found.writable_again),
                 "pinned": list(&found.pinned),
                 "hidden": list(&found.hidden),
                 "readable": list(&found.readable),

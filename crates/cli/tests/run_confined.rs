@@ -53,6 +53,7 @@ impl World {
             ("home/proj/.git/HEAD", "ref: refs/heads/main\n"),
             ("home/proj/.git/hooks/README", "hooks\n"),
             ("home/proj/.claude/settings.json", "{}\n"),
+            ("home/proj/.claude/worktrees/w1/file.rs", "fn w() {}\n"),
             ("home/proj/src/main.rs", "fn main() {}\n"),
             ("home/proj/.github/workflows/ci.yml", "on: push\n"),
             ("home/proj/.env", "KEYDATA\n"),
@@ -236,6 +237,11 @@ const ATTACKS: &[Attack] = &[
     Attack {
         name: "write an agent's settings",
         script: "echo '{\"hooks\":{}}' > .claude/settings.json && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "create an agent's settings file that was not there",
+        script: "echo '{\"hooks\":{}}' > .claude/settings.local.json && echo ESCAPED",
         control: true,
     },
     Attack {
@@ -430,7 +436,7 @@ fn the_workspace_and_a_private_temporary_directory_are_writable() {
     for user in users() {
         let world = World::new(user);
         let out = world.bash(
-            "echo hello > out.txt && cat out.txt && cat src/main.rs && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\" && git status --short >/dev/null && echo git-ok; exit 7",
+            "echo hello > out.txt && cat out.txt && cat src/main.rs && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\" && git status --short >/dev/null && echo git-ok && echo w >> .claude/worktrees/w1/file.rs; exit 7",
             true,
             &[],
             &[],
@@ -445,6 +451,13 @@ fn the_workspace_and_a_private_temporary_directory_are_writable() {
         assert_eq!(
             std::fs::read_to_string(world.ws().join("out.txt")).expect("written on the host"),
             "hello\n"
+        );
+        // The exempt part of a protected directory stays writable.
+        assert_eq!(
+            std::fs::read_to_string(world.ws().join(".claude/worktrees/w1/file.rs")).unwrap(),
+            "fn w() {}\nw\n",
+            "{}",
+            text(&out)
         );
         // The private temporary directory is gone with the run.
         let tmpdir = lines.get(3).expect("TMPDIR printed");

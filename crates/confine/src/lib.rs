@@ -60,6 +60,9 @@ pub struct Profile {
     pub writable: Vec<PathBuf>,
     /// Paths inside writable trees that stay read-only.
     pub read_only: Vec<PathBuf>,
+    /// Paths inside read-only ones that are writable again (the exempt parts
+    /// of a protected directory).
+    pub writable_again: Vec<PathBuf>,
     /// Directories that must stay where they are (the ones above a read-only
     /// path inside a writable tree).
     pub pinned: Vec<PathBuf>,

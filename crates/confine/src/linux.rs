@@ -41,8 +41,8 @@ struct Plan {
     gid: u32,
     network: Network,
     abi: u32,
-    pinned: Vec<CString>,
-    read_only: Vec<CString>,
+    /// Binds onto themselves, shallow first.
+    binds: Vec<(CString, Bind)>,
     hidden: Vec<CString>,
     /// Landlock rules: (path, writable).
     landlock: Vec<(CString, landlock::Grant)>,
@@ -183,8 +183,7 @@ fn prepare(
         gid,
         network: profile.network,
         abi,
-        pinned: by_depth(&profile.pinned)?,
-        read_only: by_depth(&profile.read_only)?,
+        binds: binds(profile)?,
         hidden: by_depth(&profile.hidden)?,
         landlock,
         empty_file: path_cstring(&scratch.join("empty"))?,
@@ -207,6 +206,37 @@ const DEVICES: &[&str] = &[
     "/dev/ptmx",
     "/dev/pts",
 ];
+
+/// Every bind onto itself, shallow first (a mount over a deep path must not
+/// be covered by a later mount over the path above it): pinned directories
+/// and writable-again parts as they are, read-only paths read-only. At the
+/// same depth a read-only bind comes last.
+fn binds(profile: &Profile) -> Result<Vec<(CString, Bind)>, ConfineError> {
+    let mut all: Vec<(&PathBuf, Bind)> = profile
+        .pinned
+        .iter()
+        .map(|p| (p, Bind::Pin))
+        .chain(profile.writable_again.iter().map(|p| (p, Bind::Writable)))
+        .chain(profile.read_only.iter().map(|p| (p, Bind::ReadOnly)))
+        .collect();
+    all.sort_by_key(|(p, kind)| (p.components().count(), *kind));
+    all.dedup();
+    all.into_iter()
+        .map(|(p, kind)| Ok((path_cstring(p)?, kind)))
+        .collect()
+}
+
+/// How a path is bound onto itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Bind {
+    /// As it is: a mount point cannot be renamed or removed.
+    Pin,
+    /// Writable again inside a read-only bind (a bind copies its source
+    /// mount's read-only flag, so it is remounted writable).
+    Writable,
+    /// Read-only.
+    ReadOnly,
+}
 
 /// Shallow paths first: a mount over a deep path must not be covered by a
 /// later mount over the path above it.
@@ -471,11 +501,11 @@ fn mounts(plan: &Plan) -> Result<(), Failure> {
     {
         return Err(fail("making the mounts private"));
     }
-    for p in &plan.pinned {
-        bind(p, p, false)?;
-    }
-    for p in &plan.read_only {
-        bind(p, p, true)?;
+    for (p, kind) in &plan.binds {
+        bind(p, p, *kind == Bind::ReadOnly)?;
+        if *kind == Bind::Writable {
+            remount(p, false)?;
+        }
     }
     for p in &plan.hidden {
         hide(p, &plan.empty_file)?;
@@ -503,14 +533,14 @@ fn bind(src: &CString, dst: &CString, read_only: bool) -> Result<(), Failure> {
         return Err(fail_at("binding a path onto itself", dst));
     }
     if read_only {
-        remount_read_only(dst)?;
+        remount(dst, true)?;
     }
     Ok(())
 }
 
-/// Makes the bind mount at `path` read-only, keeping the flags a user
-/// namespace may not clear (nosuid, nodev, noexec, atime).
-fn remount_read_only(path: &CString) -> Result<(), Failure> {
+/// Makes the bind mount at `path` read-only or writable, keeping the flags a
+/// user namespace may not clear (nosuid, nodev, noexec, atime).
+fn remount(path: &CString, read_only: bool) -> Result<(), Failure> {
     // SAFETY: `st` is a valid out-pointer for statvfs; mount takes
     // NUL-terminated paths and flags.
     unsafe {
@@ -518,7 +548,10 @@ fn remount_read_only(path: &CString) -> Result<(), Failure> {
         if libc::statvfs(path.as_ptr(), &mut st) != 0 {
             return Err(fail_at("reading a mount's flags", path));
         }
-        let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+        let mut flags = libc::MS_BIND | libc::MS_REMOUNT;
+        if read_only {
+            flags |= libc::MS_RDONLY;
+        }
         for (st_flag, ms_flag) in [
             (libc::ST_NOSUID, libc::MS_NOSUID),
             (libc::ST_NODEV, libc::MS_NODEV),
@@ -539,7 +572,14 @@ fn remount_read_only(path: &CString) -> Result<(), Failure> {
             std::ptr::null(),
         ) != 0
         {
-            return Err(fail_at("making a path read-only", path));
+            return Err(fail_at(
+                if read_only {
+                    "making a path read-only"
+                } else {
+                    "making a path writable again"
+                },
+                path,
+            ));
         }
     }
     Ok(())

@@ -30,6 +30,9 @@ pub struct Confinement {
     pub writable: Vec<String>,
     /// Protected paths that exist inside a writable tree: read-only.
     pub read_only: Vec<String>,
+    /// Parts of a read-only directory that are writable again: the exempt
+    /// parts of a protected directory (`.claude/worktrees` in `.claude`).
+    pub writable_again: Vec<String>,
     /// Directories between a writable root and a read-only path: they must
     /// stay where they are (renaming `.git` away would leave a `.git/config`
     /// to be created afresh).
@@ -233,10 +236,11 @@ fn walk_root(
             .collect()
     };
     let (protected, secrets) = (&near(protected)[..], &near(secrets)[..]);
-    // (directory, inside a protected directory with exempt parts)
-    let mut stack = vec![(root.to_string(), false)];
+    // (directory, inside a protected directory with exempt parts, that
+    // directory itself: read-only, its exempt entries writable again)
+    let mut stack = vec![(root.to_string(), false, false)];
     let mut seen = 0usize;
-    while let Some((dir, exempted)) = stack.pop() {
+    while let Some((dir, exempted, in_read_only)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -254,6 +258,7 @@ fn walk_root(
                     stack.push((
                         format!("{dir}/{}", entry.file_name().to_string_lossy()),
                         exempted,
+                        false,
                     ));
                 }
                 continue;
@@ -267,13 +272,14 @@ fn walk_root(
                 first_rule_below(protected, &path, &comps)
             };
             if let Some(rule) = matched {
+                // Read-only whole; with exempt parts (`.claude/worktrees`),
+                // each entry is judged on its own, in full, and the exempt
+                // ones are made writable again inside it (so nothing new is
+                // created in the protected directory itself).
+                push_new(&mut out.read_only, path.clone());
+                pin_ancestors(root, &path, &mut out.pinned);
                 if has_exception(rule) && is_dir {
-                    // Parts below are exempt (`.claude/worktrees`): judge
-                    // each child on its own, in full.
-                    stack.push((path, true));
-                } else {
-                    push_new(&mut out.read_only, path.clone());
-                    pin_ancestors(root, &path, &mut out.pinned);
+                    stack.push((path, true, true));
                 }
                 continue;
             }
@@ -286,8 +292,11 @@ fn walk_root(
                 push_new(&mut out.hidden, path);
                 continue;
             }
+            if in_read_only {
+                push_new(&mut out.writable_again, path.clone());
+            }
             if is_dir {
-                stack.push((path, exempted));
+                stack.push((path, exempted, false));
             }
         }
     }

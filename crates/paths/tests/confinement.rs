@@ -61,6 +61,7 @@ fn protected_paths_in_the_workspace_are_read_only_and_their_parents_pinned() {
     let mut ro = c.read_only.clone();
     ro.sort();
     let expect_ro: Vec<String> = [
+        ".claude",
         ".claude/settings.json",
         ".git",
         ".github/workflows",
@@ -71,8 +72,10 @@ fn protected_paths_in_the_workspace_are_read_only_and_their_parents_pinned() {
     .map(|p| format!("{ws}/{p}"))
     .collect();
     assert_eq!(ro, expect_ro);
-    // The worktrees under .claude are work, not settings.
+    // The worktrees under .claude are work, not settings: writable again
+    // inside the read-only .claude (where nothing new can be created).
     assert!(!c.read_only.iter().any(|p| p.contains("worktrees")));
+    assert_eq!(c.writable_again, vec![format!("{ws}/.claude/worktrees")]);
     let mut pinned = c.pinned.clone();
     pinned.sort();
     let expect_pinned: Vec<String> = [".claude", ".github", "sub", "sub/deep"]
