@@ -144,7 +144,12 @@ impl World {
 fn users() -> Vec<Option<(u32, u32)>> {
     let mut v = vec![None];
     if rustix_uid() == 0 {
-        let _ = Command::new("useradd")
+        // `/usr/sbin` is not on every root's PATH.
+        let useradd = ["/usr/sbin/useradd", "/sbin/useradd"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .unwrap_or("useradd");
+        let _ = Command::new(useradd)
             .args([
                 "--system",
                 "--no-create-home",
