@@ -604,3 +604,38 @@ fn the_homes_tools_are_readable_and_a_granted_file_is_revealed_alone() {
         assert!(!stdout.contains("KEYDATA"), "{}", text(&out));
     }
 }
+
+#[test]
+fn the_program_dies_with_portcullis_run() {
+    use std::io::BufRead;
+    let world = World::new(None);
+    let mut child = Command::new(BIN)
+        .args(["run", "--", "bash", "-c", "echo $$; exec sleep 60"])
+        .env("HOME", world.home())
+        .env("PORTCULLIS_DATA_DIR", world.data())
+        .current_dir(world.ws())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let program: u32 = line.trim().parse().expect("the program's pid");
+    assert!(Path::new(&format!("/proc/{program}")).exists());
+    // An agent that gives up on the call kills `portcullis run`.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while Path::new(&format!("/proc/{program}/status")).exists()
+        && !std::fs::read_to_string(format!("/proc/{program}/status"))
+            .unwrap_or_default()
+            .contains("State:\tZ")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the confined program outlived portcullis run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -70,6 +70,8 @@ pub fn run(profile: &Profile, command: &Command) -> Result<i32, ConfineError> {
     let plan = prepare(profile, command, support.landlock_abi, &scratch.0, &tmp)?;
 
     let (read_end, write_end) = pipe()?;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: fork has no preconditions; the child only makes system calls
     // with data prepared above and ends in execve or _exit.
     let pid = unsafe { libc::fork() };
@@ -78,13 +80,31 @@ pub fn run(profile: &Profile, command: &Command) -> Result<i32, ConfineError> {
     }
     if pid == 0 {
         drop(read_end);
-        let failure = confine_and_exec(&plan, write_end.as_raw_fd());
+        // The program dies with `portcullis run` (an agent that gives up on
+        // a call kills what it started); a parent already gone is no parent.
+        // SAFETY: prctl and getppid take integers only.
+        let orphaned = unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::getppid() != parent
+        };
+        let failure = if orphaned {
+            fail("following portcullis run's lifetime")
+        } else {
+            confine_and_exec(&plan, write_end.as_raw_fd())
+        };
         report(write_end.as_raw_fd(), &failure);
         // SAFETY: _exit ends the child without running the parent's
         // destructors (the scratch directory belongs to the parent).
         unsafe { libc::_exit(126) };
     }
     drop(write_end);
+    // Ctrl-C reaches the program (the same process group) and ends it; this
+    // process stays to report its status and remove the scratch directory.
+    // SAFETY: setting SIG_IGN for SIGINT and SIGQUIT in this process only.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
     let mut message = String::new();
     let mut reader = std::fs::File::from(read_end);
     let _ = reader.read_to_string(&mut message);
