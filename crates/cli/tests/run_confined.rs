@@ -610,18 +610,25 @@ fn the_program_dies_with_portcullis_run() {
     use std::io::BufRead;
     let world = World::new(None);
     let mut child = Command::new(BIN)
-        .args(["run", "--", "bash", "-c", "echo $$; exec sleep 60"])
+        .args([
+            "run",
+            "--",
+            "bash",
+            "-c",
+            "echo $$; echo \"$TMPDIR\"; echo data > \"$TMPDIR/f\"; exec sleep 60",
+        ])
         .env("HOME", world.home())
         .env("PORTCULLIS_DATA_DIR", world.data())
         .current_dir(world.ws())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut line, mut tmpdir) = (String::new(), String::new());
+    out.read_line(&mut line).unwrap();
+    out.read_line(&mut tmpdir).unwrap();
     let program: u32 = line.trim().parse().expect("the program's pid");
+    let tmpdir = PathBuf::from(tmpdir.trim());
     assert!(Path::new(&format!("/proc/{program}")).exists());
     // An agent that gives up on the call kills `portcullis run`.
     child.kill().unwrap();
@@ -637,5 +644,13 @@ fn the_program_dies_with_portcullis_run() {
             "the confined program outlived portcullis run"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Killed before it could clean up, it leaves at most an empty directory:
+    // what the program wrote lived in its own tmpfs.
+    assert!(!tmpdir.exists(), "{} was left behind", tmpdir.display());
+    let scratch = tmpdir.parent().expect("the run's directory");
+    if scratch.exists() {
+        assert_eq!(std::fs::read_dir(scratch).unwrap().count(), 0);
+        std::fs::remove_dir(scratch).unwrap();
     }
 }

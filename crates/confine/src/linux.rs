@@ -44,6 +44,11 @@ struct Plan {
     /// Binds onto themselves, shallow first.
     binds: Vec<(CString, Bind)>,
     hidden: Vec<CString>,
+    /// The run's private directory (empty on the host), its temporary
+    /// directory and the file that covers hidden files, both in a tmpfs of
+    /// the child's own.
+    scratch: CString,
+    tmp: CString,
     /// Landlock rules: (path, writable).
     landlock: Vec<(CString, landlock::Grant)>,
     empty_file: CString,
@@ -53,8 +58,8 @@ struct Plan {
     envp: Vec<CString>,
 }
 
-/// The private directory of one run: its temporary directory and the empty
-/// file that covers hidden files. Removed when the run ends.
+/// The private directory of one run, empty on the host (the child's own
+/// tmpfs covers it). Removed when the run ends.
 struct Scratch(PathBuf);
 
 impl Drop for Scratch {
@@ -139,19 +144,10 @@ fn make_scratch() -> Result<Scratch, ConfineError> {
         return Err(io_error("creating the run's private directory"));
     }
     template.pop();
-    let dir = Scratch(PathBuf::from(OsString::from_vec(template)));
-    let io = |what: &str| {
-        let what = what.to_string();
-        move |source| ConfineError::Io { what, source }
-    };
-    std::fs::create_dir(dir.0.join("tmp"))
-        .map_err(io("creating the private temporary directory"))?;
-    let empty = dir.0.join("empty");
-    std::fs::File::create(&empty).map_err(io("creating the file that covers hidden files"))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o000))
-        .map_err(io("making the cover file unreadable"))?;
-    Ok(dir)
+    // Left empty on the host: the child mounts a tmpfs of its own over it
+    // (`private_scratch`), so nothing the program writes there outlives it,
+    // even if this process is killed before it removes the directory.
+    Ok(Scratch(PathBuf::from(OsString::from_vec(template))))
 }
 
 fn prepare(
@@ -206,6 +202,8 @@ fn prepare(
         binds: binds(profile)?,
         hidden: by_depth(&profile.hidden)?,
         landlock,
+        scratch: path_cstring(scratch)?,
+        tmp: path_cstring(tmp)?,
         empty_file: path_cstring(&scratch.join("empty"))?,
         cwd: path_cstring(&command.cwd)?,
         program,
@@ -521,6 +519,7 @@ fn mounts(plan: &Plan) -> Result<(), Failure> {
     {
         return Err(fail("making the mounts private"));
     }
+    private_scratch(plan)?;
     for (p, kind) in &plan.binds {
         bind(p, p, *kind == Bind::ReadOnly)?;
         if *kind == Bind::Writable {
@@ -529,6 +528,39 @@ fn mounts(plan: &Plan) -> Result<(), Failure> {
     }
     for p in &plan.hidden {
         hide(p, &plan.empty_file)?;
+    }
+    Ok(())
+}
+
+/// A tmpfs of the child's own over the run's private directory, holding the
+/// program's temporary directory and an empty, unreadable file to cover
+/// hidden files with.
+fn private_scratch(plan: &Plan) -> Result<(), Failure> {
+    // SAFETY: NUL-terminated strings for source, target, type and data;
+    // mkdir, open and close take NUL-terminated paths and integers.
+    unsafe {
+        if libc::mount(
+            c"portcullis-run".as_ptr(),
+            plan.scratch.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=0700".as_ptr().cast(),
+        ) != 0
+        {
+            return Err(fail_at("mounting the private directory", &plan.scratch));
+        }
+        if libc::mkdir(plan.tmp.as_ptr(), 0o700) != 0 {
+            return Err(fail_at("creating the temporary directory", &plan.tmp));
+        }
+        let fd = libc::open(
+            plan.empty_file.as_ptr(),
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o000,
+        );
+        if fd < 0 {
+            return Err(fail_at("creating the cover file", &plan.empty_file));
+        }
+        libc::close(fd);
     }
     Ok(())
 }
