@@ -325,6 +325,11 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
     Attack {
+        name: "see another process' command line",
+        script: "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -q 'MARKER_SECRET[_]sleeper' && echo ESCAPED",
+        control: true,
+    },
+    Attack {
         name: "read another process' environment",
         script: "grep -q MARKER_SECRET /proc/$TARGET/environ && echo ESCAPED",
         control: true,
@@ -345,7 +350,7 @@ fn attacks_fail_confined_and_work_unconfined() {
             ]);
         }
         let mut target = target
-            .args(["--", "sleep", "60"])
+            .args(["--", "bash", "-c", "exec -a MARKER_SECRET_sleeper sleep 60"])
             .env("MARKER", "MARKER_SECRET")
             .spawn()
             .expect("start the target process");
@@ -615,7 +620,7 @@ fn the_program_dies_with_portcullis_run() {
             "--",
             "bash",
             "-c",
-            "echo $$; echo \"$TMPDIR\"; echo data > \"$TMPDIR/f\"; exec sleep 60",
+            "echo \"$TMPDIR\"; echo data > \"$TMPDIR/f\"; exec -a portcullis-confined-sleeper sleep 60",
         ])
         .env("HOME", world.home())
         .env("PORTCULLIS_DATA_DIR", world.data())
@@ -624,12 +629,29 @@ fn the_program_dies_with_portcullis_run() {
         .spawn()
         .unwrap();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (mut line, mut tmpdir) = (String::new(), String::new());
-    out.read_line(&mut line).unwrap();
+    let mut tmpdir = String::new();
     out.read_line(&mut tmpdir).unwrap();
-    let program: u32 = line.trim().parse().expect("the program's pid");
     let tmpdir = PathBuf::from(tmpdir.trim());
-    assert!(Path::new(&format!("/proc/{program}")).exists());
+    // The program's pid on the host (inside, it has its own PID namespace).
+    let sleeper = || {
+        std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            cmdline
+                .starts_with(b"portcullis-confined-sleeper")
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let program = loop {
+        if let Some(pid) = sleeper() {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     // An agent that gives up on the call kills `portcullis run`.
     child.kill().unwrap();
     child.wait().unwrap();

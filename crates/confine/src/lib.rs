@@ -6,8 +6,10 @@
 //! nothing of policies or tables: it takes concrete paths (the `paths` crate
 //! finds them) and applies them, in a child process, in this order:
 //!
-//! 1. new namespaces: mount, and network when the profile has no network (a
-//!    user namespace first when not root, mapping the caller's own ids);
+//! 1. new namespaces: mount, PID (the program's `/proc` shows only its own
+//!    processes, and all of them end with it), and network when the profile
+//!    has no network (a user namespace first when not root, mapping the
+//!    caller's own ids);
 //! 2. mounts, private to the child: the directories above each read-only
 //!    path bound onto themselves (a mount point cannot be renamed or removed,
 //!    so `mv .git x && mkdir .git` fails), the read-only paths bound onto

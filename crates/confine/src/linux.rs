@@ -343,13 +343,7 @@ fn wait(pid: libc::pid_t) -> Result<i32, ConfineError> {
             return Err(io_error("waiting for the confined process"));
         }
     }
-    Ok(if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else if libc::WIFSIGNALED(status) {
-        128 + libc::WTERMSIG(status)
-    } else {
-        1
-    })
+    Ok(exit_code(status))
 }
 
 /// A failed step: its name and errno.
@@ -411,6 +405,15 @@ fn confine_and_exec(plan: &Plan, report_fd: i32) -> Failure {
 
 fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
     namespaces(plan)?;
+    // The next child is the new PID namespace's first process: when it ends,
+    // the kernel ends every process in the namespace, so nothing the program
+    // starts outlives it, and its `/proc` shows only its own.
+    let init = fork_or_fail("starting the first process of the namespace")?;
+    if init > 0 {
+        pass_on_status(init, report_fd);
+    }
+    // The namespace's first process: its parent is outside (pid 0 here).
+    die_with_parent(0)?;
     mounts(plan)?;
     // SAFETY: chdir takes a NUL-terminated path.
     if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
@@ -422,13 +425,89 @@ fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
     }
     landlock::restrict(plan.abi, &plan.landlock)?;
     drop_capabilities()?;
+    // The program runs as the init's child: the init reaps what is
+    // orphaned and passes the program's status on.
+    let program = fork_or_fail("starting the program's process")?;
+    if program > 0 {
+        reap_until(program, report_fd);
+    }
+    die_with_parent(1)?;
     close_other_fds(report_fd)?;
     seccomp::install()?;
     Ok(())
 }
 
+fn fork_or_fail(step: &'static str) -> Result<libc::pid_t, Failure> {
+    // SAFETY: fork has no preconditions; this process is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 { Err(fail(step)) } else { Ok(pid) }
+}
+
+/// Dies (SIGKILL) when the parent does; fails if it is already gone (the
+/// parent pid is no longer `parent`, as this process sees pids: 0 for a
+/// parent outside its PID namespace).
+fn die_with_parent(parent: libc::pid_t) -> Result<(), Failure> {
+    // SAFETY: prctl and getppid take integers only.
+    let orphaned = unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+            || libc::getppid() != parent
+    };
+    if orphaned {
+        return Err(fail("following portcullis run's lifetime"));
+    }
+    Ok(())
+}
+
+/// The process between `portcullis run` and the namespace's first one:
+/// waits for it and exits with its status. Never returns.
+fn pass_on_status(child: libc::pid_t, report_fd: i32) -> ! {
+    // SAFETY: closing this process' copy of the report pipe; waitpid with a
+    // valid out-pointer; _exit ends the process.
+    unsafe {
+        libc::close(report_fd);
+        let mut status = 0;
+        while libc::waitpid(child, &mut status, 0) < 0
+            && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {}
+        libc::_exit(exit_code(status));
+    }
+}
+
+/// The namespace's first process: reaps every child until the program
+/// ends, then exits with its status (the kernel ends the rest). Never
+/// returns.
+fn reap_until(program: libc::pid_t, report_fd: i32) -> ! {
+    // SAFETY: closing this process' copy of the report pipe; waitpid with a
+    // valid out-pointer; _exit ends the process.
+    unsafe {
+        libc::close(report_fd);
+        loop {
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, 0);
+            if pid == program {
+                libc::_exit(exit_code(status));
+            }
+            if pid < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                libc::_exit(1);
+            }
+        }
+    }
+}
+
+/// A wait status as an exit code: 128 + the signal's number for a signal.
+fn exit_code(status: i32) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
 fn namespaces(plan: &Plan) -> Result<(), Failure> {
-    let mut flags = libc::CLONE_NEWNS;
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
     if plan.network == Network::Off {
         flags |= libc::CLONE_NEWNET;
     }
@@ -438,7 +517,7 @@ fn namespaces(plan: &Plan) -> Result<(), Failure> {
     // SAFETY: unshare takes flags only; the child is single-threaded.
     if unsafe { libc::unshare(flags) } != 0 {
         return Err(fail(if plan.root {
-            "creating mount and network namespaces"
+            "creating mount, PID and network namespaces"
         } else {
             "creating a user namespace (are unprivileged user namespaces allowed? `sysctl kernel.unprivileged_userns_clone`, AppArmor's `kernel.apparmor_restrict_unprivileged_userns`)"
         }));
@@ -520,6 +599,20 @@ fn mounts(plan: &Plan) -> Result<(), Failure> {
         return Err(fail("making the mounts private"));
     }
     private_scratch(plan)?;
+    // A `/proc` of the new PID namespace: other processes are not there.
+    // SAFETY: NUL-terminated strings for source, target and type.
+    if unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return Err(fail("mounting the namespace's /proc"));
+    }
     for (p, kind) in &plan.binds {
         bind(p, p, *kind == Bind::ReadOnly)?;
         if *kind == Bind::Writable {
