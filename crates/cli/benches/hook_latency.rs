@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
+mod common;
+
 /// A throw-away home with a workspace, a data directory and a configuration.
 struct Home {
     root: PathBuf,
@@ -57,19 +59,8 @@ impl Home {
 
     /// A command in a clean, isolated environment.
     fn command(&self, program: &Path) -> Command {
-        let home = self.root.join("home");
-        let mut c = Command::new(program);
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("PORTCULLIS_DATA_DIR", self.root.join("data"))
-            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
-            .current_dir(home.join("proj"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut c = common::isolated(program, &self.root);
+        c.stdin(Stdio::piped());
         c
     }
 }

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
+mod common;
+
 struct Home {
     root: PathBuf,
 }
@@ -65,19 +67,8 @@ impl Home {
     }
 
     fn command(&self, program: &Path) -> Command {
-        let home = self.root.join("home");
-        let mut c = Command::new(program);
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("PORTCULLIS_DATA_DIR", self.root.join("data"))
-            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
-            .current_dir(home.join("proj"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut c = common::isolated(program, &self.root);
+        c.stdin(Stdio::null());
         c
     }
 }
