@@ -153,10 +153,7 @@ impl Authority for Engine<FsPaths> {
         ctx: &CallContext,
         now: i64,
     ) -> Result<Outcome> {
-        for s in sessions {
-            self.enter_session(s)?;
-        }
-        Ok(Engine::decide(self, call, ctx, now)?)
+        Ok(self.enter_and_decide_under(sessions, self.policy(), self.facts(), call, ctx, now)?)
     }
 
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use portcullis_engine::{CallContext, HOLD_POLL, HoldStatus, Outcome};
+use portcullis_engine::{CallContext, HoldStatus, Outcome, poll_until_resolved};
 use portcullis_paths::FsPaths;
 use portcullis_policy::ToolCall;
 use portcullis_server::Judge;
@@ -220,20 +220,12 @@ impl Authority for DecisionThread<'_> {
         let (sessions, call, ctx) = (sessions.to_vec(), call.clone(), ctx.clone());
         let judge = Arc::clone(&self.judge);
         self.on_engine(move |e| {
-            for s in &sessions {
-                e.enter_session(s)?;
-            }
-            e.decide_under(&judge.policy, &judge.facts, &call, &ctx, now)
+            e.enter_and_decide_under(&sessions, &judge.policy, &judge.facts, &call, &ctx, now)
         })
     }
 
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
         let hold = self.on_engine(move |e| e.hold(request, now, timeout))?;
-        loop {
-            match self.on_engine(move |e| e.hold_status(&hold))? {
-                HoldStatus::Waiting => std::thread::sleep(HOLD_POLL),
-                done => return Ok(done),
-            }
-        }
+        poll_until_resolved(|| self.on_engine(move |e| e.hold_status(&hold)))
     }
 }

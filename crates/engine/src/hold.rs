@@ -77,11 +77,20 @@ impl<F: PathFacts> Engine<F> {
         timeout: Duration,
     ) -> Result<HoldStatus, EngineError> {
         let hold = self.hold(request, now, timeout)?;
-        loop {
-            match self.hold_status(&hold)? {
-                HoldStatus::Waiting => std::thread::sleep(HOLD_POLL),
-                done => return Ok(done),
-            }
+        poll_until_resolved(|| self.hold_status(&hold))
+    }
+}
+
+/// Looks with `look` every [`HOLD_POLL`] until the hold is no longer
+/// waiting (a synchronous caller whose looks go elsewhere — the daemon's
+/// decision thread — polls the same way). Never [`HoldStatus::Waiting`].
+pub fn poll_until_resolved<E>(
+    mut look: impl FnMut() -> Result<HoldStatus, E>,
+) -> Result<HoldStatus, E> {
+    loop {
+        match look()? {
+            HoldStatus::Waiting => std::thread::sleep(HOLD_POLL),
+            done => return Ok(done),
         }
     }
 }

@@ -21,7 +21,7 @@ use portcullis_store::{
 };
 use serde::Serialize;
 
-pub use hold::{HOLD_POLL, Hold, HoldStatus};
+pub use hold::{HOLD_POLL, Hold, HoldStatus, poll_until_resolved};
 pub use session::{SessionSources, resolve_session};
 
 /// What can stop a decision from being made at all.
@@ -148,6 +148,11 @@ impl<F: PathFacts> Engine<F> {
         &self.policy
     }
 
+    /// The engine's own view of the file system.
+    pub fn facts(&self) -> &F {
+        &self.facts
+    }
+
     /// The store, to read. Writes go through the engine's own methods and
     /// [`actions`]; `crates/engine/tests/architecture.rs` refuses any other
     /// crate's source that writes it.
@@ -246,6 +251,24 @@ impl<F: PathFacts> Engine<F> {
         now: i64,
     ) -> Result<Outcome, EngineError> {
         self.decide_under(&self.policy, &self.facts, call, ctx, now)
+    }
+
+    /// Enters `sessions` (registering those that are new, parents first),
+    /// then decides the call under `policy` and `facts`: what a hook call
+    /// does, in one trip to whoever holds the engine.
+    pub fn enter_and_decide_under(
+        &self,
+        sessions: &[portcullis_store::NewSession],
+        policy: &Policy,
+        facts: &F,
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome, EngineError> {
+        for s in sessions {
+            self.enter_session(s)?;
+        }
+        self.decide_under(policy, facts, call, ctx, now)
     }
 
     /// Decides a call under `policy` and `facts` instead of the engine's own:
