@@ -22,11 +22,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod support;
+
 use portcullis_engine::{CallContext, Engine, Outcome, SessionSources, SessionStatus, actions};
-use portcullis_paths::{Environment, FsPaths, Scopes};
-use portcullis_policy::{
-    Layer, LayerKind, McpToolName, Origin, Policy, ToolCall, ToolRef, Verdict,
-};
+use portcullis_paths::FsPaths;
+use portcullis_policy::{McpToolName, Origin, ToolCall, ToolRef, Verdict};
 use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store};
 use proptest::prelude::*;
 use serde_json::json;
@@ -113,23 +113,11 @@ impl World {
             std::fs::write(root.join(f), "x").unwrap();
         }
         std::os::unix::fs::symlink(root.join("ext/d"), root.join("ext/link")).unwrap();
-        let env = Environment {
-            home: root.join("home").to_string_lossy().into(),
-            config_dir: root
-                .join("home/.config/portcullis")
-                .to_string_lossy()
-                .into(),
-            data_dir: root.join("data").to_string_lossy().into(),
-        };
-        let policy = Policy::from_layers(vec![
-            Layer::from_toml(LayerKind::User, "test.toml", &config(&root)).unwrap(),
-        ]);
-        let facts = FsPaths::new(&Scopes::of(&policy.workspace), &env);
-        let store = Store::open(&root.join("data")).unwrap();
+        let engine = support::engine(&root, &config(&root));
         World {
             _tmp: tmp,
             root,
-            engine: Engine::new(store, policy, facts),
+            engine,
         }
     }
 

@@ -11,10 +11,12 @@
 
 use std::path::PathBuf;
 
+mod support;
+
 use portcullis_engine::{CallContext, Engine, EngineError, SessionSources, SessionStatus};
-use portcullis_paths::{Environment, FsPaths, Scopes};
-use portcullis_policy::{Layer, LayerKind, Origin, Policy, ToolCall, ToolRef, Verdict};
-use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store};
+use portcullis_paths::FsPaths;
+use portcullis_policy::{Origin, ToolCall, ToolRef, Verdict};
+use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewGrant, NewSession, Op};
 use serde_json::json;
 
 const NOW: i64 = 1_800_000_000;
@@ -41,28 +43,11 @@ impl World {
         std::fs::write(root.join("home/Downloads/statement.pdf"), "%PDF").unwrap();
         std::fs::write(root.join("home/Downloads/a b.txt"), "x").unwrap();
         std::fs::write(root.join("outside/secret.txt"), "s").unwrap();
-        let env = Environment {
-            home: root.join("home").to_string_lossy().into(),
-            config_dir: root
-                .join("home/.config/portcullis")
-                .to_string_lossy()
-                .into(),
-            data_dir: root.join("data").to_string_lossy().into(),
-        };
-        let layer = Layer::from_toml(LayerKind::User, "test.toml", config).unwrap();
-        let policy = Policy::from_layers(vec![layer]);
-        let scopes = Scopes {
-            roots: policy.workspace.roots.clone(),
-            read_roots: policy.workspace.read_roots.clone(),
-            blocked: policy.workspace.blocked.clone(),
-            blocked_write: policy.workspace.blocked_write.clone(),
-        };
-        let facts = FsPaths::new(&scopes, &env);
-        let store = Store::open(&root.join("data")).unwrap();
+        let engine = support::engine(&root, config);
         World {
             _tmp: tmp,
             root,
-            engine: Engine::new(store, policy, facts),
+            engine,
         }
     }
 
