@@ -87,7 +87,14 @@ impl Decision {
     /// `[confine] mode = "always"` a shell call still runs confined.
     pub fn confine_granted(&mut self, call: &ToolCall, policy: &Policy) {
         if self.decision == Verdict::Allow && self.confine.is_none() {
-            self.confine = confinement(call, policy, &self.effects, &self.reasons, Verdict::Allow);
+            self.confine = confinement(call, policy, &self.effects, &self.reasons, Verdict::Allow)
+                .map(|c| Confine {
+                    // A person approved the call as a whole, its writes in
+                    // the workspace included.
+                    write: true,
+                    unconfined: Box::new((Verdict::Allow, self.reasons.clone())),
+                    ..c
+                });
         }
     }
 
@@ -373,51 +380,49 @@ fn decide_one(
             verdict: Verdict::Allow,
         });
     }
-    let mut verdict = judgements
+    let verdict = judgements
         .iter()
         .map(|r| r.verdict)
         .max()
         .unwrap_or(Verdict::Allow);
-    let mut reasons: Vec<Reason> = judgements
+    let reasons: Vec<Reason> = judgements
         .iter()
         .filter(|r| r.verdict == verdict)
         .cloned()
         .collect();
-    let mut confine = confinement(call, policy, &derived.items, &judgements, verdict);
-    if let Some(c) = &mut confine {
-        c.write = workspace_writes_allowed(&mut ctx, &derived.tool_rule_name);
-    }
-    if let Some(c) = &confine
-        && verdict == Verdict::Ask
-    {
-        verdict = Verdict::Allow;
-        reasons = judgements
-            .iter()
-            .filter(|r| r.verdict == Verdict::Ask)
-            .map(|r| Reason {
-                code: ReasonCode::Confined,
-                message: format!(
-                    "{}; allowed because it runs confined by the kernel (reads everywhere but secrets, {}{})",
-                    r.message,
-                    if c.write { "writes only in the workspace" } else { "no writes but its temporary directory" },
-                    if c.network { "" } else { ", no network" }
-                ),
-                verdict: Verdict::Allow,
-                ..r.clone()
-            })
-            .collect();
-    }
-    if verdict == Verdict::Ask && policy.unattended {
-        verdict = Verdict::Deny;
-        reasons.push(Reason {
-            code: ReasonCode::Unattended,
-            message: "no person can answer a question here, so what would be asked is denied"
-                .into(),
-            rule: None,
-            effect: None,
-            verdict: Verdict::Deny,
+    // The decision where the call is not confined.
+    let unconfined = unattended(verdict, reasons, policy.unattended);
+    let mut confine =
+        confinement(call, policy, &derived.items, &judgements, verdict).map(|c| Confine {
+            write: workspace_writes_allowed(&mut ctx, &derived.tool_rule_name),
+            unconfined: Box::new(unconfined.clone()),
+            ..c
         });
-    }
+    let (verdict, reasons) = match &mut confine {
+        Some(c) if verdict == Verdict::Ask => {
+            let why = format!(
+                "allowed because it runs confined by the kernel (reads but secrets and other projects, {}{})",
+                if c.write {
+                    "writes only in the workspace"
+                } else {
+                    "no writes but its temporary directory"
+                },
+                if c.network { "" } else { ", no network" }
+            );
+            let reasons = judgements
+                .iter()
+                .filter(|r| r.verdict == Verdict::Ask)
+                .map(|r| Reason {
+                    code: ReasonCode::Confined,
+                    message: format!("{}; {why}", r.message),
+                    verdict: Verdict::Allow,
+                    ..r.clone()
+                })
+                .collect();
+            (Verdict::Allow, reasons)
+        }
+        _ => unconfined,
+    };
     Decision {
         decision: verdict,
         reasons,
@@ -425,6 +430,25 @@ fn decide_one(
         judgements,
         confine,
     }
+}
+
+/// Unattended (no person can answer): an ask is a deny.
+fn unattended(
+    verdict: Verdict,
+    mut reasons: Vec<Reason>,
+    unattended: bool,
+) -> (Verdict, Vec<Reason>) {
+    if verdict != Verdict::Ask || !unattended {
+        return (verdict, reasons);
+    }
+    reasons.push(Reason {
+        code: ReasonCode::Unattended,
+        message: "no person can answer a question here, so what would be asked is denied".into(),
+        rule: None,
+        effect: None,
+        verdict: Verdict::Deny,
+    });
+    (Verdict::Deny, reasons)
 }
 
 /// Whether and how the call runs confined (`[confine] mode`): only a core
@@ -467,16 +491,12 @@ fn confinement(
     if !applies {
         return None;
     }
-    let reasons: Vec<Reason> = judgements
-        .iter()
-        .filter(|r| r.verdict == verdict)
-        .cloned()
-        .collect();
     Some(Confine {
         network: effects.iter().any(|e| matches!(e, Effect::Network { .. })),
         write: false,
         reveal: Vec::new(),
-        unconfined: Box::new((verdict, reasons)),
+        // The caller says what the call is unconfined.
+        unconfined: Box::new((verdict, Vec::new())),
     })
 }
 

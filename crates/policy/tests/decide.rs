@@ -863,6 +863,30 @@ fn confinement_allows_run_time_reads_and_holds_writes_to_the_policy() {
     let d = bash(&ask("off"), "find . | xargs grep x");
     assert_eq!(d.decision, Verdict::Ask);
     assert!(d.confine.is_none());
+    // Unattended: allowed confined (no person is needed); where it cannot
+    // be confined, the ask is a deny as unattended asks are.
+    let unattended = policy(
+        "mode = \"ask\"\nunattended = true\n[permissions]\nallow = [\"Bash(find *)\", \"Bash(xargs *)\", \"Bash(grep *)\"]\n",
+    );
+    let d = bash(&unattended, "find . | xargs grep x");
+    assert_eq!(d.decision, Verdict::Allow);
+    let d = d.without_confinement();
+    assert_eq!(d.decision, Verdict::Deny);
+    assert!(d.reasons.iter().any(|r| r.code == ReasonCode::Unattended));
+    // A person's grant turned an ask into an allow: under `always` the call
+    // runs confined, its workspace writes included (the person approved them).
+    let always = ask("always");
+    let mut d = bash(&always, "touch notes.txt");
+    assert_eq!(d.decision, Verdict::Ask, "{:?}", d.reasons);
+    assert!(d.confine.is_none());
+    d.decision = Verdict::Allow;
+    d.confine_granted(
+        &call("Bash", Origin::Core, json!({"command": "touch notes.txt"})),
+        &always,
+    );
+    let c = d.confine.expect("confined after the grant");
+    assert!(c.write);
+    assert_eq!(c.unconfined.0, Verdict::Allow);
     // Only the agent's shell tool is confined.
     let d = decide(
         &call(
