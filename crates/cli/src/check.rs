@@ -343,7 +343,7 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
     );
     if let Some(c) = &d.confine {
         s.push_str(&format!(
-            "  runs confined by the kernel (`portcullis run --network {}{}`): reads everywhere but secrets and portcullis' data, writes only {}, protected paths read-only{}\n",
+            "  runs confined by the kernel (`portcullis run --network {}{}`): reads outside the home and in it its tools and the workspace, never secrets or portcullis' data, writes only {}, protected paths read-only{}\n",
             if c.network { "on" } else { "off" },
             if c.write { "" } else { " --read-only" },
             if c.write { "in the workspace and a private temporary directory" } else { "in a private temporary directory" },
