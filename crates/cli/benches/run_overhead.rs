@@ -1,7 +1,8 @@
-//! What `portcullis run` adds (criterion): `bash -c true` and `bash -c 'git
-//! status'` in a git workspace, each plain and confined (`portcullis run
-//! --network off -- …`: reading the configuration, walking the workspace for
-//! protected and secret paths, namespaces, mounts, Landlock, seccomp).
+//! What `portcullis run` adds (criterion): `bash -c true`, `bash -c 'git
+//! status'` and 200 new files in a git workspace, each plain and confined
+//! (`portcullis run --network off -- …`: reading the configuration, walking
+//! the workspace for protected and secret paths, namespaces, mounts,
+//! Landlock, seccomp, and each new name judged by the supervisor).
 //!
 //! `cargo bench -p portcullis --bench run_overhead` prints the median wall
 //! time of each and what confinement adds between `====` lines, then
@@ -111,7 +112,11 @@ fn bench(c: &mut Criterion) {
         cmd
     };
     const N: usize = 200;
-    let scripts = ["true", "git status --short"];
+    let scripts = [
+        "true",
+        "git status --short",
+        "mkdir out && touch out/f{1..200} && rm -r out",
+    ];
     let mut times: Vec<[Vec<f64>; 2]> = scripts.iter().map(|_| [Vec::new(), Vec::new()]).collect();
     for _ in 0..N {
         for (i, s) in scripts.iter().enumerate() {
@@ -128,7 +133,9 @@ fn bench(c: &mut Criterion) {
             km - pm
         );
     }
-    eprintln!("goal: ≤ 5 ms median added; {N} calls each, interleaved; workspace of 500 files");
+    eprintln!(
+        "goal: ≤ 5 ms median added; {N} calls each, interleaved; workspace of 500 files; the third makes 201 new names (each new name costs (its added - true's added) / 201)"
+    );
     eprintln!("==================================================================\n");
 
     let mut g = c.benchmark_group("run");

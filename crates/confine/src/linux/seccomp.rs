@@ -1,6 +1,10 @@
 //! The seccomp filter: a classic BPF program over `seccomp_data`, refusing
 //! with EPERM the system calls that would undo the confinement or reach
 //! around it. Other architectures' calls (x32, i386 on x86_64) are refused.
+//! With a name guard, the calls that put a new name in a directory are
+//! handed to a supervisor (`SECCOMP_RET_USER_NOTIF`, see `names.rs`).
+
+use std::os::fd::{FromRawFd, OwnedFd};
 
 use super::{Failure, fail};
 
@@ -10,6 +14,7 @@ const NR: u32 = 0;
 const ARCH: u32 = 4;
 const ARG0_LOW: u32 = 16;
 const ARG1_LOW: u32 = 24;
+const ARG2_LOW: u32 = 32;
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
@@ -68,6 +73,29 @@ fn denied() -> Vec<libc::c_long> {
     v
 }
 
+/// The calls that always put a new name in a directory (or replace one):
+/// handed to the supervisor. `open`, `openat` only with `O_CREAT` (below).
+pub fn naming() -> Vec<libc::c_long> {
+    let mut v = vec![
+        libc::SYS_mkdirat,
+        libc::SYS_mknodat,
+        libc::SYS_symlinkat,
+        libc::SYS_linkat,
+        libc::SYS_renameat2,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        libc::SYS_creat,
+        libc::SYS_mkdir,
+        libc::SYS_mknod,
+        libc::SYS_symlink,
+        libc::SYS_link,
+        libc::SYS_rename,
+        libc::SYS_renameat,
+    ]);
+    v
+}
+
 /// Namespace flags `clone` may not carry.
 const NEW_NAMESPACES: u32 = (libc::CLONE_NEWUSER
     | libc::CLONE_NEWNS
@@ -105,8 +133,8 @@ const JGE: u32 = libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K;
 const JSET: u32 = libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K;
 const RET: u32 = libc::BPF_RET | libc::BPF_K;
 
-/// The filter program.
-pub fn program() -> Vec<libc::sock_filter> {
+/// The filter program; `notify`: new names go to the supervisor.
+pub fn program(notify: bool) -> Vec<libc::sock_filter> {
     let eperm = ret_errno(libc::EPERM);
     let mut p = vec![
         stmt(LD_W_ABS, ARCH),
@@ -139,28 +167,73 @@ pub fn program() -> Vec<libc::sock_filter> {
     p.push(jump(JEQ, TIOCLINUX, 0, 1));
     p.push(stmt(RET, eperm));
     p.push(stmt(RET, RET_ALLOW));
+    if notify {
+        let notif = libc::SECCOMP_RET_USER_NOTIF;
+        for nr in naming() {
+            p.push(jump(JEQ, nr as u32, 0, 1));
+            p.push(stmt(RET, notif));
+        }
+        // openat2 passes its flags in memory: ENOSYS makes callers fall back
+        // to openat, whose flags the filter can read.
+        p.push(jump(JEQ, libc::SYS_openat2 as u32, 0, 1));
+        p.push(stmt(RET, ret_errno(libc::ENOSYS)));
+        let mut opens = vec![(libc::SYS_openat, ARG2_LOW)];
+        #[cfg(target_arch = "x86_64")]
+        opens.push((libc::SYS_open, ARG1_LOW));
+        for (nr, flags) in opens {
+            p.push(jump(JEQ, nr as u32, 0, 4));
+            p.push(stmt(LD_W_ABS, flags));
+            p.push(jump(JSET, libc::O_CREAT as u32, 0, 1));
+            p.push(stmt(RET, notif));
+            p.push(stmt(RET, RET_ALLOW));
+        }
+    }
     p.push(stmt(RET, RET_ALLOW));
     p
 }
 
-pub fn install() -> Result<(), Failure> {
-    let filter = program();
+/// Installs the filter; with `notify`, returns the supervisor's listener.
+pub fn install(notify: bool) -> Result<Option<OwnedFd>, Failure> {
+    let filter = program(notify);
     let prog = libc::sock_fprog {
         len: u16::try_from(filter.len()).unwrap_or(u16::MAX),
         filter: filter.as_ptr().cast_mut(),
     };
-    // SAFETY: `prog` points at `filter`, alive for the call; the kernel
-    // copies the program.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            0u32,
-            &prog,
-        )
-    } != 0
-    {
-        return Err(fail("installing the seccomp filter"));
+    let set = |flags: libc::c_ulong| {
+        // SAFETY: `prog` points at `filter`, alive for the call; the kernel
+        // copies the program.
+        unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &prog,
+            )
+        }
+    };
+    if !notify {
+        if set(0) != 0 {
+            return Err(fail("installing the seccomp filter"));
+        }
+        return Ok(None);
     }
-    Ok(())
+    // Once the supervisor has read a call, only a fatal signal interrupts
+    // it: a call performed for the program is never restarted as a second
+    // one (an `O_EXCL` create would then fail on its own file).
+    let mut fd =
+        set(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
+    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+        // Before Linux 5.19.
+        fd = set(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+    }
+    let Ok(fd) = i32::try_from(fd) else {
+        return Err(fail("installing the seccomp filter"));
+    };
+    if fd < 0 {
+        return Err(fail(
+            "installing the seccomp filter (with a listener for new names)",
+        ));
+    }
+    // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
