@@ -11,8 +11,9 @@
 //!   workspace is judged by the same table when it is created (a new
 //!   `.vscode/tasks.json`, a `.git` where there was none, a rename or symlink
 //!   onto one: refused with `EACCES`);
-//! - network: off unless `--network on`; with `--read-only` the workspace is
-//!   not writable either;
+//! - network: off unless `--network on`; the port of `[server] addr`
+//!   (portcullis' approval server) is unreachable either way; with
+//!   `--read-only` the workspace is not writable either;
 //! - `--reveal PATH`: a secret file left readable (one the call was allowed
 //!   to read);
 //! - environment: the caller's, without the variables the policy calls secret
@@ -137,6 +138,9 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             NetworkArg::On => Network::On,
         },
         guard: Some(Guard(Arc::new(ProtectedNames(Arc::clone(&paths))))),
+        // portcullis' approval server: never reachable from a confined
+        // program, whatever its network.
+        unreachable_ports: policy.server_port().into_iter().collect(),
     };
     if args.print_profile {
         let list = |v: &[String]| serde_json::json!(v);
@@ -151,6 +155,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
                 "readable": list(&found.readable),
                 "network": matches!(args.network, NetworkArg::On),
                 "new_names": "judged by the protected table",
+                "unreachable_ports": policy.server_port().into_iter().collect::<Vec<_>>(),
             })
         );
         return Ok(ExitCode::SUCCESS);

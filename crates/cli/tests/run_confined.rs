@@ -643,6 +643,106 @@ fn network_off_reaches_no_host_listener_and_on_does() {
     }
 }
 
+/// Connects in a loop through a socket address whose port another thread
+/// flips between `$OTHER` and `$GUARDED`: a check that let the kernel read
+/// the address again after it would sooner or later connect to `$GUARDED`.
+const CONNECT_RACE: &str = r#"python3 - <<'EOF'
+import ctypes, os, socket, struct, threading
+libc = ctypes.CDLL(None, use_errno=True)
+other, guarded = int(os.environ["OTHER"]), int(os.environ["GUARDED"])
+addr = lambda port: struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
+buf = ctypes.create_string_buffer(addr(other), 16)
+buf[0:2] = struct.pack("=H", socket.AF_INET)
+a, b = buf.raw, bytearray(buf.raw)
+b[2:4] = struct.pack("!H", guarded)
+b = bytes(b)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, b, 16)
+        ctypes.memmove(buf, a, 16)
+t = threading.Thread(target=flip)
+t.start()
+for _ in range(300):
+    s = socket.socket()
+    libc.connect(s.fileno(), buf, 16)
+    s.close()
+stop = True
+t.join()
+EOF"#;
+
+#[test]
+fn with_the_network_on_the_approval_servers_port_stays_unreachable() {
+    // The approval server's port (`[server] addr`) and another, each
+    // counting the connections it accepts.
+    let listen = || {
+        let tcp = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = tcp.local_addr().expect("addr").port();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = std::sync::Arc::clone(&count);
+        std::thread::spawn(move || {
+            for conn in tcp.incoming().flatten() {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(conn);
+            }
+        });
+        (port, count)
+    };
+    let (guarded, reached) = listen();
+    let (other, _) = listen();
+    let reached_now = || reached.load(std::sync::atomic::Ordering::SeqCst);
+    for user in users() {
+        let world = World::new(user);
+        let config = world.root.join("server.toml");
+        std::fs::write(
+            &config,
+            format!("[server]\naddr = \"127.0.0.1:{guarded}\"\n"),
+        )
+        .unwrap();
+        let config = config.to_string_lossy().into_owned();
+        let (g, o) = (guarded.to_string(), other.to_string());
+        let env = [("GUARDED", g.as_str()), ("OTHER", o.as_str())];
+        let options = ["--config", config.as_str(), "--network", "on"];
+        for script in [
+            "exec 3<>/dev/tcp/127.0.0.1/$GUARDED && echo ESCAPED",
+            "exec 3<>/dev/tcp/localhost/$GUARDED && echo ESCAPED",
+            "python3 -c \"import socket; socket.create_connection(('::ffff:127.0.0.1', $GUARDED))\" && echo ESCAPED",
+            CONNECT_RACE,
+        ] {
+            let before = reached_now();
+            let out = world.bash(script, true, &options, &env);
+            assert!(
+                !String::from_utf8_lossy(&out.stdout).contains("ESCAPED")
+                    && reached_now() == before,
+                "as {user:?}: the approval server's port was reached: {script}\n{}",
+                text(&out)
+            );
+        }
+        // Any other port is reached, by a blocking and a non-blocking
+        // connect made for the program.
+        let out = world.bash(
+            "exec 3<>/dev/tcp/127.0.0.1/$OTHER && python3 -c \"import socket, os; s = socket.socket(); s.setblocking(False); print(s.connect_ex(('127.0.0.1', int(os.environ['OTHER']))) in (0, 115))\"",
+            true,
+            &options,
+            &env,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "True",
+            "as {user:?}: {}",
+            text(&out)
+        );
+        // Unconfined, the race reaches the port: the case can fail.
+        let before = reached_now();
+        let control = world.bash(CONNECT_RACE, false, &[], &env);
+        assert!(
+            reached_now() > before,
+            "the race control never connected\n{}",
+            text(&control)
+        );
+    }
+}
+
 #[test]
 fn a_refusal_names_what_is_wrong_and_runs_nothing() {
     let world = World::new(None);

@@ -38,6 +38,11 @@
 //!    itself on the program's behalf (same user, same mounts, same Landlock
 //!    domain, the program's umask), so a path rewritten by another thread
 //!    after the check changes nothing;
+//!    With the host's network and [`Profile::unreachable_ports`], each
+//!    `connect` is handed over the same way: the address read once, the
+//!    port refused with `EACCES` or the program's own socket connected by
+//!    the supervisor (TCP Fast Open, which connects from `sendto`, is
+//!    refused);
 //! 7. every other file descriptor closed, then `execve`.
 //!
 //! Why step 6: a mount or a Landlock rule can only name a path that exists.
@@ -95,6 +100,10 @@ pub struct Profile {
     /// Judges every new name inside the writable trees (step 6 of the
     /// crate's documentation); none: only the mounts and Landlock judge.
     pub guard: Option<Guard>,
+    /// Ports no `connect` may reach, on any address, when the network is
+    /// on (portcullis' own approval server); with the network off nothing
+    /// outside is reachable anyway.
+    pub unreachable_ports: Vec<u16>,
 }
 
 /// What a new name brings with it.

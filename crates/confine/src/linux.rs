@@ -10,8 +10,8 @@
 #![allow(unsafe_code)]
 
 mod landlock;
-mod names;
 mod seccomp;
+mod supervisor;
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io::Read;
@@ -60,6 +60,9 @@ struct Plan {
     /// The judge of new names in the writable trees, and those trees.
     guard: Option<Guard>,
     writable: Vec<PathBuf>,
+    /// What the supervisor is handed (none: there is no supervisor).
+    notify: seccomp::Notify,
+    unreachable_ports: Vec<u16>,
 }
 
 /// The private directory of one run, empty on the host (the child's own
@@ -215,6 +218,13 @@ fn prepare(
         envp,
         guard: profile.guard.clone(),
         writable: profile.writable.clone(),
+        notify: seccomp::Notify {
+            // Nothing to judge without writable trees (the temporary
+            // directory is the run's own).
+            names: profile.guard.is_some() && !profile.writable.is_empty(),
+            connect: profile.network == Network::On && !profile.unreachable_ports.is_empty(),
+        },
+        unreachable_ports: profile.unreachable_ports.clone(),
     })
 }
 
@@ -431,41 +441,40 @@ fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
     }
     landlock::restrict(plan.abi, &plan.landlock)?;
     drop_capabilities()?;
-    // With a name guard, the program hands its listener for new names to
-    // the init over this pair.
-    let channel = match plan.guard {
-        Some(_) => Some(socket_pair()?),
-        None => None,
+    // With a supervisor, the program hands its listener to the init over
+    // this pair.
+    let channel = if plan.notify.any() {
+        Some(socket_pair()?)
+    } else {
+        None
     };
     // The program runs as the init's child: the init reaps what is
-    // orphaned, supervises new names, and passes the program's status on.
+    // orphaned, supervises, and passes the program's status on.
     let program = fork_or_fail("starting the program's process")?;
     if program > 0 {
-        match (channel, &plan.guard) {
-            (Some((init_end, program_end)), Some(guard)) => {
-                drop(program_end);
-                match recv_fd(&init_end) {
-                    Some(listener) => {
-                        drop(init_end);
-                        supervise(
-                            &names::Names {
-                                listener,
-                                guard,
-                                writable: &plan.writable,
-                            },
-                            program,
-                            report_fd,
-                        )
-                    }
-                    // The program failed before its filter: it reports.
-                    None => reap_until(program, report_fd),
-                }
-            }
-            _ => reap_until(program, report_fd),
-        }
+        let Some((init_end, program_end)) = channel else {
+            reap_until(program, report_fd)
+        };
+        drop(program_end);
+        let Some(listener) = recv_fd(&init_end) else {
+            // The program failed before its filter: it reports.
+            reap_until(program, report_fd)
+        };
+        drop(init_end);
+        supervise(
+            &supervisor::Supervisor {
+                listener,
+                guard: plan.guard.as_ref(),
+                writable: &plan.writable,
+                unreachable_ports: &plan.unreachable_ports,
+                pending: std::cell::RefCell::new(Vec::new()),
+            },
+            program,
+            report_fd,
+        )
     }
     die_with_parent(1)?;
-    let listener = seccomp::install(plan.guard.is_some())?;
+    let listener = seccomp::install(plan.notify)?;
     if let (Some(listener), Some((init_end, program_end))) = (listener, channel) {
         drop(init_end);
         send_fd(&program_end, &listener)?;
@@ -486,7 +495,7 @@ fn socket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
         )
     } != 0
     {
-        return Err(fail("creating the channel for the listener of new names"));
+        return Err(fail("creating the channel for the supervisor's listener"));
     }
     let [a, b] = fds;
     // SAFETY: both descriptors were just created and are owned by nothing else.
@@ -513,14 +522,14 @@ fn send_fd(sock: &OwnedFd, fd: &OwnedFd) -> Result<(), Failure> {
         msg.msg_controllen = space as _;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if cmsg.is_null() {
-            return Err(fail("sending the listener of new names"));
+            return Err(fail("sending the supervisor's listener"));
         }
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
         (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), raw);
         if libc::sendmsg(sock.as_raw_fd(), &msg, 0) != 1 {
-            return Err(fail("sending the listener of new names"));
+            return Err(fail("sending the supervisor's listener"));
         }
     }
     Ok(())
@@ -565,10 +574,10 @@ fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
     }
 }
 
-/// The namespace's first process with a name guard: answers the program's
-/// new names while reaping every child, until the program ends; then exits
-/// with its status. Never returns.
-fn supervise(names: &names::Names<'_>, program: libc::pid_t, report_fd: i32) -> ! {
+/// The namespace's first process with a supervisor: answers the program's
+/// handed-over calls while reaping every child, until the program ends;
+/// then exits with its status. Never returns.
+fn supervise(sup: &supervisor::Supervisor<'_>, program: libc::pid_t, report_fd: i32) -> ! {
     // SAFETY: closing this process' copy of the report pipe; pidfd_open
     // takes a pid and flags.
     let pidfd = unsafe {
@@ -582,17 +591,17 @@ fn supervise(names: &names::Names<'_>, program: libc::pid_t, report_fd: i32) -> 
     // SAFETY: SET_FLAGS takes the flags as its argument's value.
     unsafe {
         libc::ioctl(
-            names.listener.as_raw_fd(),
+            sup.listener.as_raw_fd(),
             libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
             SYNC_WAKE_UP,
         )
     };
     let mut listening = true;
     loop {
-        let mut fds = [
+        let mut fds = vec![
             libc::pollfd {
                 fd: if listening {
-                    names.listener.as_raw_fd()
+                    sup.listener.as_raw_fd()
                 } else {
                     -1
                 },
@@ -605,16 +614,26 @@ fn supervise(names: &names::Names<'_>, program: libc::pid_t, report_fd: i32) -> 
                 revents: 0,
             },
         ];
+        // Connects under way: done when writable (or failed).
+        fds.extend(sup.pending_fds().into_iter().map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLOUT,
+            revents: 0,
+        }));
         // Orphans that end are reaped at least once a second.
-        // SAFETY: `fds` is a valid array of two pollfd.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, 1000) };
+        // SAFETY: `fds` is a valid array of its length.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
         if ready > 0 {
-            let [listener, _] = fds;
-            if listener.revents & libc::POLLIN != 0 {
-                names.handle_one();
-            } else if listener.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-                // No process is left under the filter.
-                listening = false;
+            for done in fds.iter().skip(2).filter(|f| f.revents != 0) {
+                sup.finish_connect(done.fd);
+            }
+            if let Some(listener) = fds.first() {
+                if listener.revents & libc::POLLIN != 0 {
+                    sup.handle_one();
+                } else if listener.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                    // No process is left under the filter.
+                    listening = false;
+                }
             }
         }
         loop {

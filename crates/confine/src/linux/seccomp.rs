@@ -15,6 +15,7 @@ const ARCH: u32 = 4;
 const ARG0_LOW: u32 = 16;
 const ARG1_LOW: u32 = 24;
 const ARG2_LOW: u32 = 32;
+const ARG3_LOW: u32 = 40;
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
@@ -133,8 +134,26 @@ const JGE: u32 = libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K;
 const JSET: u32 = libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K;
 const RET: u32 = libc::BPF_RET | libc::BPF_K;
 
-/// The filter program; `notify`: new names go to the supervisor.
-pub fn program(notify: bool) -> Vec<libc::sock_filter> {
+/// What the filter hands to the supervisor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Notify {
+    /// Every call that makes a new name.
+    pub names: bool,
+    /// `connect` (and no TCP Fast Open, which connects from `sendto`).
+    pub connect: bool,
+}
+
+impl Notify {
+    pub fn any(self) -> bool {
+        self.names || self.connect
+    }
+}
+
+/// The flag of `sendto`/`sendmsg`/`sendmmsg` that connects a TCP socket.
+const MSG_FASTOPEN: u32 = 0x2000_0000;
+
+/// The filter program.
+pub fn program(notify: Notify) -> Vec<libc::sock_filter> {
     let eperm = ret_errno(libc::EPERM);
     let mut p = vec![
         stmt(LD_W_ABS, ARCH),
@@ -167,8 +186,23 @@ pub fn program(notify: bool) -> Vec<libc::sock_filter> {
     p.push(jump(JEQ, TIOCLINUX, 0, 1));
     p.push(stmt(RET, eperm));
     p.push(stmt(RET, RET_ALLOW));
-    if notify {
-        let notif = libc::SECCOMP_RET_USER_NOTIF;
+    let notif = libc::SECCOMP_RET_USER_NOTIF;
+    if notify.connect {
+        p.push(jump(JEQ, libc::SYS_connect as u32, 0, 1));
+        p.push(stmt(RET, notif));
+        for (nr, flags) in [
+            (libc::SYS_sendto, ARG3_LOW),
+            (libc::SYS_sendmsg, ARG2_LOW),
+            (libc::SYS_sendmmsg, ARG3_LOW),
+        ] {
+            p.push(jump(JEQ, nr as u32, 0, 4));
+            p.push(stmt(LD_W_ABS, flags));
+            p.push(jump(JSET, MSG_FASTOPEN, 0, 1));
+            p.push(stmt(RET, eperm));
+            p.push(stmt(RET, RET_ALLOW));
+        }
+    }
+    if notify.names {
         for nr in naming() {
             p.push(jump(JEQ, nr as u32, 0, 1));
             p.push(stmt(RET, notif));
@@ -192,8 +226,9 @@ pub fn program(notify: bool) -> Vec<libc::sock_filter> {
     p
 }
 
-/// Installs the filter; with `notify`, returns the supervisor's listener.
-pub fn install(notify: bool) -> Result<Option<OwnedFd>, Failure> {
+/// Installs the filter; with anything to notify, returns the supervisor's
+/// listener.
+pub fn install(notify: Notify) -> Result<Option<OwnedFd>, Failure> {
     let filter = program(notify);
     let prog = libc::sock_fprog {
         len: u16::try_from(filter.len()).unwrap_or(u16::MAX),
@@ -211,7 +246,7 @@ pub fn install(notify: bool) -> Result<Option<OwnedFd>, Failure> {
             )
         }
     };
-    if !notify {
+    if !notify.any() {
         if set(0) != 0 {
             return Err(fail("installing the seccomp filter"));
         }

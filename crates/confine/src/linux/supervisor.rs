@@ -1,7 +1,9 @@
-//! The supervisor of new names: the namespace's first process receives each
-//! system call that would put a new name in a directory (seccomp user
-//! notification), asks the profile's [`NameGuard`] about names inside the
-//! writable trees, and performs the call itself for the program.
+//! The supervisor: the namespace's first process receives each system call
+//! that would put a new name in a directory, and, with the host's network,
+//! each `connect` (seccomp user notification); it asks the profile's
+//! [`crate::NameGuard`] about names inside the writable trees and refuses
+//! the profile's unreachable ports, and performs the call itself for the
+//! program.
 //!
 //! Why it performs the call rather than letting the kernel go on
 //! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the kernel would read the path from
@@ -38,10 +40,14 @@ const PATH_MAX: usize = 4096;
 const MAX_SYMLINKS: usize = 40;
 
 /// The supervisor's state.
-pub(super) struct Names<'a> {
+pub(super) struct Supervisor<'a> {
     pub listener: OwnedFd,
-    pub guard: &'a Guard,
+    pub guard: Option<&'a Guard>,
     pub writable: &'a [PathBuf],
+    /// TCP and UDP ports no `connect` may reach, on any address.
+    pub unreachable_ports: &'a [u16],
+    /// Blocking connects under way: the call's id and the socket.
+    pub pending: std::cell::RefCell<Vec<(u64, OwnedFd)>>,
 }
 
 /// One call, its strings read.
@@ -82,6 +88,10 @@ enum Call {
         new: Vec<u8>,
         flags: u32,
     },
+    Connect {
+        fd: i32,
+        addr: Vec<u8>,
+    },
 }
 
 /// What the program's call returns.
@@ -93,6 +103,8 @@ enum Answer {
         fd: OwnedFd,
         cloexec: bool,
     },
+    /// Answered later (a blocking connect under way).
+    Later,
 }
 
 /// Where a new name goes: its directory, opened; the name as written (with
@@ -103,7 +115,7 @@ struct Place {
     path: PathBuf,
 }
 
-impl Names<'_> {
+impl Supervisor<'_> {
     /// Handles one pending call (or none, if the program gave up on it).
     pub fn handle_one(&self) {
         // SAFETY: a zeroed seccomp_notif is a valid buffer for RECV.
@@ -126,7 +138,7 @@ impl Names<'_> {
             // one the notification named (the thread may have died and its
             // id been reused while they were read).
             Ok(_) if !self.still_valid(notif.id) => return,
-            Ok(call) => self.perform(tid, call),
+            Ok(call) => self.perform(notif.id, tid, call),
         };
         self.answer(notif.id, answer);
     }
@@ -144,6 +156,7 @@ impl Names<'_> {
 
     fn answer(&self, id: u64, answer: Answer) {
         let (val, error) = match answer {
+            Answer::Later => return,
             Answer::Value(v) => (v, 0),
             Answer::Errno(e) => (0, -e),
             Answer::Fd { fd, cloexec } => {
@@ -190,17 +203,125 @@ impl Names<'_> {
 
     /// Whether a new name at `place` may be made.
     fn allows(&self, place: &Place, what: NewName) -> bool {
+        let Some(guard) = self.guard else {
+            return true;
+        };
         if !self.writable.iter().any(|w| place.path.starts_with(w)) {
             // Outside the writable trees the kernel's own rules (Landlock,
             // read-only mounts) decide: only the private temporary
             // directory is writable there.
             return true;
         }
-        self.guard.0.allows(&place.path, what)
+        guard.0.allows(&place.path, what)
     }
 
-    fn perform(&self, tid: i32, call: Call) -> Answer {
+    /// The descriptors of the connects under way (to poll for writing).
+    pub fn pending_fds(&self) -> Vec<RawFd> {
+        self.pending
+            .borrow()
+            .iter()
+            .map(|(_, fd)| fd.as_raw_fd())
+            .collect()
+    }
+
+    /// Answers the connect under way on `fd`, now that it is done.
+    pub fn finish_connect(&self, fd: RawFd) {
+        let mut pending = self.pending.borrow_mut();
+        let Some(i) = pending.iter().position(|(_, s)| s.as_raw_fd() == fd) else {
+            return;
+        };
+        let (id, sock) = pending.swap_remove(i);
+        drop(pending);
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: SO_ERROR writes one int into `err`, its length in `len`.
+        let r = unsafe {
+            libc::getsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&raw mut err).cast(),
+                &mut len,
+            )
+        };
+        let answer = if r != 0 {
+            Answer::Errno(errno())
+        } else if err != 0 {
+            Answer::Errno(err)
+        } else {
+            Answer::Value(0)
+        };
+        self.answer(id, answer);
+    }
+
+    /// Connects the program's socket `fd` to `addr` itself, unless `addr`
+    /// names an unreachable port. A blocking socket is connected without
+    /// blocking, and answered when the connection is made.
+    fn connect(&self, id: u64, tid: i32, fd: i32, addr: &[u8]) -> Answer {
+        let family = addr
+            .get(..2)
+            .and_then(|b| <[u8; 2]>::try_from(b).ok())
+            .map_or(0, |b| i32::from(u16::from_ne_bytes(b)));
+        if family == libc::AF_INET || family == libc::AF_INET6 {
+            let port = addr
+                .get(2..4)
+                .and_then(|b| <[u8; 2]>::try_from(b).ok())
+                .map_or(0, u16::from_be_bytes);
+            if self.unreachable_ports.contains(&port) {
+                return Answer::Errno(libc::EACCES);
+            }
+        }
+        let sock = match program_fd(tid, fd) {
+            Ok(s) => s,
+            Err(e) => return Answer::Errno(e),
+        };
+        // A Unix socket's path is relative to the program's directory.
+        let here = (family == libc::AF_UNIX)
+            .then(|| {
+                open_c(
+                    &format!("/proc/{tid}/cwd"),
+                    libc::O_PATH | libc::O_DIRECTORY,
+                )
+                .ok()
+            })
+            .flatten();
+        // SAFETY: fcntl, fchdir and connect on valid descriptors; `addr`
+        // is a buffer of its length.
+        unsafe {
+            let flags = libc::fcntl(sock.as_raw_fd(), libc::F_GETFL);
+            let blocking = flags >= 0 && flags & libc::O_NONBLOCK == 0;
+            if blocking {
+                libc::fcntl(sock.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+            if let Some(d) = &here {
+                libc::fchdir(d.as_raw_fd());
+            }
+            let r = libc::connect(
+                sock.as_raw_fd(),
+                addr.as_ptr().cast(),
+                libc::socklen_t::try_from(addr.len()).unwrap_or(0),
+            );
+            let err = errno();
+            if here.is_some() {
+                libc::chdir(c"/".as_ptr());
+            }
+            if blocking {
+                libc::fcntl(sock.as_raw_fd(), libc::F_SETFL, flags);
+            }
+            if r == 0 {
+                return Answer::Value(0);
+            }
+            if err == libc::EINPROGRESS && blocking {
+                self.pending.borrow_mut().push((id, sock));
+                return Answer::Later;
+            }
+            Answer::Errno(err)
+        }
+    }
+
+    fn perform(&self, id: u64, tid: i32, call: Call) -> Answer {
         match call {
+            Call::Connect { fd, addr } => self.connect(id, tid, fd, &addr),
             Call::Open {
                 dirfd,
                 path,
@@ -551,6 +672,10 @@ fn read_call(tid: i32, data: &libc::seccomp_data) -> Result<Call, i32> {
             new: s(3)?,
             flags: int(4),
         },
+        libc::SYS_connect => Call::Connect {
+            fd: int(0),
+            addr: read_bytes(tid, a[1], usize::try_from(a[2] as u32).unwrap_or(0))?,
+        },
         libc::SYS_renameat2 => Call::Rename {
             old_dirfd: int(0),
             old: s(1)?,
@@ -600,6 +725,58 @@ fn read_string(tid: i32, addr: u64) -> Result<Vec<u8>, i32> {
         at += n as u64;
     }
     Err(libc::ENAMETOOLONG)
+}
+
+/// `len` bytes at `addr` in the program's memory (a socket address: at
+/// most 128).
+fn read_bytes(tid: i32, addr: u64, len: usize) -> Result<Vec<u8>, i32> {
+    if len > 128 {
+        return Err(libc::EINVAL);
+    }
+    let mut buf = vec![0u8; len];
+    if len == 0 {
+        return Ok(buf);
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as usize as *mut libc::c_void,
+        iov_len: len,
+    };
+    // SAFETY: `local` describes `buf`, writable for `len` bytes.
+    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    if usize::try_from(n).ok() != Some(len) {
+        return Err(libc::EFAULT);
+    }
+    Ok(buf)
+}
+
+/// A duplicate of the program's descriptor `fd` (the same open socket).
+fn program_fd(tid: i32, fd: i32) -> Result<OwnedFd, i32> {
+    const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
+    // SAFETY: pidfd_open and pidfd_getfd take integers; the descriptors
+    // they return are owned here.
+    unsafe {
+        let mut pidfd = libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD);
+        if pidfd < 0 {
+            // Before Linux 6.9 (a thread group's leader only).
+            pidfd = libc::syscall(libc::SYS_pidfd_open, tid, 0);
+        }
+        let Ok(pidfd) = i32::try_from(pidfd) else {
+            return Err(libc::EBADF);
+        };
+        if pidfd < 0 {
+            return Err(errno());
+        }
+        let pidfd = OwnedFd::from_raw_fd(pidfd);
+        let dup = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
+        match i32::try_from(dup) {
+            Ok(d) if d >= 0 => Ok(OwnedFd::from_raw_fd(d)),
+            _ => Err(libc::EBADF),
+        }
+    }
 }
 
 /// The program's `/proc/self` (and `/dev/fd`) are its own, not the
