@@ -618,13 +618,16 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
 /// (`portcullis` is the binary's path): every word quoted, so the shell that
 /// runs the line hands `text` to the inner bash byte for byte.
 /// `write`: the workspace is writable (else `--read-only`); `reveal`: the
-/// secret files the call was allowed to read (`--reveal PATH` each).
+/// secret files the call was allowed to read (`--reveal PATH` each);
+/// `write_also`: the files outside the workspace it was allowed to write
+/// (`--write PATH` each).
 pub fn confined_command(
     portcullis: &str,
     text: &str,
     network: bool,
     write: bool,
     reveal: &[String],
+    write_also: &[String],
 ) -> String {
     let mut words = vec![
         portcullis,
@@ -637,6 +640,10 @@ pub fn confined_command(
     }
     for path in reveal {
         words.push("--reveal");
+        words.push(path);
+    }
+    for path in write_also {
+        words.push("--write");
         words.push(path);
     }
     words.extend(["--", "bash", "-c", text]);

@@ -349,6 +349,12 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
             if c.write { "in the workspace and a private temporary directory" } else { "in a private temporary directory" },
             if c.network { "" } else { ", no network" }
         ));
+        for path in &c.reveal {
+            s.push_str(&format!("  readable inside, as allowed: {path}\n"));
+        }
+        for path in &c.write_also {
+            s.push_str(&format!("  writable inside, as allowed: {path}\n"));
+        }
         if c.unconfined.0 != d.decision {
             s.push_str(&format!(
                 "  (unconfined it would be {}: see the reasons below)\n",

@@ -344,6 +344,7 @@ fn confined_input(
                 confine.network,
                 confine.write,
                 &confine.reveal,
+                &confine.write_also,
             )),
         );
     }

@@ -15,7 +15,8 @@
 //!   (portcullis' approval server) is unreachable either way; with
 //!   `--read-only` the workspace is not writable either;
 //! - `--reveal PATH`: a secret file left readable (one the call was allowed
-//!   to read);
+//!   to read); `--write PATH`: a file outside the workspace made writable
+//!   (one the call was allowed to write);
 //! - environment: the caller's, without the variables the policy calls secret
 //!   and without portcullis' session token.
 //!
@@ -55,6 +56,14 @@ pub struct RunArgs {
     /// directory stays hidden.
     #[arg(long, value_name = "PATH")]
     reveal: Vec<PathBuf>,
+    /// A file outside the workspace the program may write after all,
+    /// because the call was allowed to write it (a grant, a person);
+    /// repeatable. Exactly that file: not its directory. A file that does not
+    /// exist yet is created empty first (the kernel can only name what
+    /// exists) and removed again if the program leaves it empty. Never a
+    /// protected path.
+    #[arg(long = "write", value_name = "PATH")]
+    write_also: Vec<PathBuf>,
     /// Print the confinement profile (JSON) instead of running anything.
     #[arg(long)]
     print_profile: bool,
@@ -104,7 +113,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut found = paths
         .confinement(cwd_text)
         .context("finding what to confine")?;
-    let mut reveal = Vec::new();
+    let mut reveal: Vec<String> = Vec::new();
     for p in &args.reveal {
         let canonical = std::fs::canonicalize(p)
             .with_context(|| format!("--reveal {}: no such file or directory", p.display()))?;
@@ -120,12 +129,22 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             }
         }
     }
-    found.reveal(&reveal);
-    let writable = if args.read_only {
+    let mut writable = if args.read_only {
         Vec::new()
     } else {
         found.writable.clone()
     };
+    let mut made = Vec::new();
+    for p in &args.write_also {
+        let (path, created) = writable_file(&paths, p, cwd_text)?;
+        if let Some(c) = created {
+            made.push(c);
+        }
+        // Visible too, wherever it is.
+        push_new(&mut reveal, path.clone());
+        push_new(&mut writable, path);
+    }
+    found.reveal(&reveal);
     let profile = Profile {
         writable: writable.iter().map(PathBuf::from).collect(),
         read_only: found.read_only.iter().map(PathBuf::from).collect(),
@@ -158,6 +177,9 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
                 "unreachable_ports": policy.server_port().into_iter().collect::<Vec<_>>(),
             })
         );
+        for m in made {
+            m.remove_if_untouched();
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let passed: Vec<(OsString, OsString)> = std::env::vars_os()
@@ -180,8 +202,82 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             env: passed,
         },
     )
-    .context("portcullis run refused to run the program")?;
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+    .context("portcullis run refused to run the program");
+    for m in made {
+        m.remove_if_untouched();
+    }
+    Ok(ExitCode::from(u8::try_from(code?).unwrap_or(1)))
+}
+
+fn push_new(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+/// A file `--write` made empty so the kernel could name it: removed after
+/// the run if it is still that empty file.
+struct Made {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl Made {
+    fn remove_if_untouched(self) {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::symlink_metadata(&self.path)
+            && m.is_file()
+            && m.len() == 0
+            && m.dev() == self.dev
+            && m.ino() == self.ino
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// `--write PATH`: its canonical path (its directory resolved, the file
+/// itself not followed), made empty if it did not exist. Refused: a
+/// protected path, a directory, a symlink, a path whose directory does not
+/// exist.
+fn writable_file(paths: &FsPaths, p: &Path, cwd: &str) -> Result<(String, Option<Made>)> {
+    use std::os::unix::fs::MetadataExt;
+    let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+        bail!("--write {}: not a file's path", p.display());
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let dir = std::fs::canonicalize(Path::new(cwd).join(dir))
+        .with_context(|| format!("--write {}: its directory does not exist", p.display()))?;
+    let path = dir.join(name);
+    let text = path.to_string_lossy().into_owned();
+    if let Some(why) = paths.refuses_new_name(&text, false) {
+        bail!("--write {text}: a protected path ({why}) is never writable");
+    }
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => Ok((text, None)),
+        Ok(_) => bail!("--write {text}: only a regular file can be made writable"),
+        Err(_) => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .with_context(|| format!("--write {text}: creating it"))?;
+            let m = file.metadata()?;
+            Ok((
+                text,
+                Some(Made {
+                    path,
+                    dev: m.dev(),
+                    ino: m.ino(),
+                }),
+            ))
+        }
+    }
 }
 
 /// New names in the workspace, judged by the protected table as a write

@@ -178,6 +178,7 @@ fn off_asks_and_always_confines_plain_allows() {
         false,
         true,
         &[],
+        &[],
     );
     let out = shell(&sb, &line);
     assert_eq!(
@@ -216,8 +217,14 @@ fn the_confined_form_runs_the_same_text_in_bash() {
     }
     texts.push("é ü 中文 🚀".into());
     for text in texts {
-        let line =
-            portcullis_adapters::confined_command(&fake.to_string_lossy(), &text, false, true, &[]);
+        let line = portcullis_adapters::confined_command(
+            &fake.to_string_lossy(),
+            &text,
+            false,
+            true,
+            &[],
+            &[],
+        );
         let out = Command::new("bash").arg("-c").arg(&line).output().unwrap();
         let args: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
         let last = args.len().saturating_sub(2);
@@ -329,4 +336,62 @@ fn a_granted_secret_read_is_revealed_and_nothing_else() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("KEYDATA"), "{out:?}");
     assert!(!stdout.contains("CONFIGDATA"), "{out:?}");
+}
+
+/// A person's grant to write a file outside the workspace is part of the
+/// profile too: the call runs confined with exactly that file writable
+/// (`--write`); its neighbours stay as they are.
+#[test]
+fn a_granted_write_outside_the_workspace_is_writable_and_nothing_else() {
+    let sb = Sandbox::new("hook-confine-write");
+    let downloads = sb.home.join("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    std::fs::write(downloads.join("other.txt"), "OTHER\n").unwrap();
+    std::fs::write(downloads.join("out.txt"), "OLD\n").unwrap();
+    let config = sb.root.join("portcullis.toml");
+    std::fs::write(
+        &config,
+        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
+    )
+    .unwrap();
+    let command = "echo done > ~/Downloads/out.txt";
+    let payload = payload_for("claude-code", &sb.repo, command).to_string();
+    let run = sb.hook("claude-code", Some(&config), &payload);
+    assert_eq!(
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "ask",
+        "{run:?}"
+    );
+    let out = sb.cli(&[
+        "grants",
+        "add",
+        "--session",
+        "s1",
+        "--scope",
+        "session",
+        "--op",
+        "write",
+        "--path",
+        &downloads.join("out.txt").to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let run = sb.hook("claude-code", Some(&config), &payload);
+    let reply = run.reply().unwrap();
+    let line = rewritten("claude-code", &reply).unwrap();
+    assert!(line.contains(" --write "), "{line}");
+    let out = shell(&sb, &line);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(downloads.join("out.txt")).unwrap(),
+        "done\n"
+    );
+    // The same profile, a neighbour written: refused by the kernel.
+    let sneaky = line.replace("out.txt", "other.txt");
+    let sneaky = sneaky.replacen("other.txt", "out.txt", 1);
+    let out = shell(&sb, &sneaky);
+    assert!(!out.status.success(), "{sneaky}: {out:?}");
+    assert_eq!(
+        std::fs::read_to_string(downloads.join("other.txt")).unwrap(),
+        "OTHER\n"
+    );
 }

@@ -592,6 +592,66 @@ w="${TMPDIR:-/tmp}/pc-git-$$" && mkdir "$w" && cd "$w" && git init -q && echo x 
 }
 
 #[test]
+fn a_file_outside_the_workspace_is_writable_exactly_when_named() {
+    for user in users() {
+        let world = World::new(user);
+        let downloads = world.home().join("Downloads");
+        let (exists, new, untouched) = (
+            downloads.join("report.txt"),
+            downloads.join("new.txt"),
+            downloads.join("untouched.txt"),
+        );
+        let name = |p: &Path| p.to_string_lossy().into_owned();
+        let options = [
+            "--write",
+            &name(&exists),
+            "--write",
+            &name(&new),
+            "--write",
+            &name(&untouched),
+        ];
+        let out = world.bash(
+            "echo more >> ~/Downloads/report.txt && echo fresh > ~/Downloads/new.txt && cat ~/Downloads/report.txt \
+             && { echo x > ~/Downloads/other.txt || echo other-refused; } \
+             && { echo x > ~/Downloads/neighbour.txt || echo neighbour-refused; } \
+             && { rm ~/Downloads/report.txt || echo remove-refused; } \
+             && { cat ~/Downloads/other.txt || echo other-unreadable; }",
+            true,
+            &options,
+            &[],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for expected in [
+            "REPORT\nmore\n",
+            "other-refused",
+            "neighbour-refused",
+            "remove-refused",
+            "other-unreadable",
+        ] {
+            assert!(
+                stdout.contains(expected),
+                "as {user:?}: {expected}\n{}",
+                text(&out)
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&exists).unwrap(), "REPORT\nmore\n");
+        assert_eq!(std::fs::read_to_string(&new).unwrap(), "fresh\n");
+        assert_eq!(
+            std::fs::read_to_string(downloads.join("other.txt")).unwrap(),
+            "KEYDATA\n"
+        );
+        assert!(!downloads.join("neighbour.txt").exists());
+        // Made empty for the kernel to name, left empty: gone again.
+        assert!(!untouched.exists(), "as {user:?}: {}", text(&out));
+        // Never a protected path, never a directory.
+        for refused in [name(&world.ws().join(".git/config")), name(&downloads)] {
+            let out = world.bash("true", true, &["--write", &refused], &[]);
+            assert_eq!(out.status.code(), Some(125), "{refused}: {}", text(&out));
+        }
+    }
+}
+
+#[test]
 fn network_off_reaches_no_host_listener_and_on_does() {
     let tcp = TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = tcp.local_addr().expect("addr").port();

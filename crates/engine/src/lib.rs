@@ -293,7 +293,7 @@ impl<F: PathFacts> Engine<F> {
             };
             let decision = if ctx.can_confine {
                 let mut d = decision;
-                d.reveal_allowed_secrets(&call.cwd, facts);
+                d.reveal_allowed_paths(&call.cwd, facts);
                 d
             } else {
                 decision.without_confinement()
@@ -343,7 +343,7 @@ impl<F: PathFacts> Engine<F> {
                 }
             }
         }
-        decision.reveal_allowed_secrets(&call.cwd, facts);
+        decision.reveal_allowed_paths(&call.cwd, facts);
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             match session_id.as_deref() {
                 Some(own) => match grants::request_for(&decision, call, own, facts, store)? {

@@ -77,6 +77,11 @@ pub struct Confine {
     /// person): the confinement leaves exactly these readable.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reveal: Vec<String>,
+    /// Paths outside the workspace the call was allowed to write (by a rule,
+    /// a grant or a person): the confinement makes exactly these writable.
+    /// Never a protected path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub write_also: Vec<String>,
     /// The decision where the call cannot be confined: its verdict and reasons.
     #[serde(skip)]
     pub unconfined: Box<(Verdict, Vec<Reason>)>,
@@ -98,12 +103,14 @@ impl Decision {
         }
     }
 
-    /// Once the call is allowed: the files it reads that its confinement
-    /// would hide — secrets, and anything outside the workspace — are left
-    /// readable, canonical (what was allowed is exactly what it may read, no
-    /// more: a read of `~/.aws/credentials` does not reveal `~/.aws/config`,
-    /// a grant on `~/Downloads/report.txt` not the rest of `~/Downloads`).
-    pub fn reveal_allowed_secrets(&mut self, cwd: &str, facts: &dyn PathFacts) {
+    /// After the decision, grants included: what the call was allowed to
+    /// touch beyond the confinement's defaults becomes part of its profile,
+    /// exactly that and no more. Secret or external files it may read are
+    /// revealed (a read of `~/.aws/credentials` does not reveal
+    /// `~/.aws/config`); files outside the workspace it may write (not
+    /// protected ones) are made writable. Deletes and moves outside the
+    /// workspace are not: they fail inside, closed.
+    pub fn reveal_allowed_paths(&mut self, cwd: &str, facts: &dyn PathFacts) {
         if self.decision != Verdict::Allow {
             return;
         }
@@ -111,17 +118,34 @@ impl Decision {
             return;
         };
         for e in &self.effects {
-            if let Effect::Read {
-                path,
-                dynamic: false,
-            } = e
-            {
-                let fact = facts.resolve(path, cwd);
-                let hidden = fact.secret.is_some() || fact.zone == crate::Zone::External;
-                if hidden && fact.canonical.starts_with('/') && !c.reveal.contains(&fact.canonical)
-                {
-                    c.reveal.push(fact.canonical);
+            match e {
+                Effect::Read {
+                    path,
+                    dynamic: false,
+                } => {
+                    let fact = facts.resolve(path, cwd);
+                    let hidden = fact.secret.is_some() || fact.zone == crate::Zone::External;
+                    if hidden
+                        && fact.canonical.starts_with('/')
+                        && !c.reveal.contains(&fact.canonical)
+                    {
+                        c.reveal.push(fact.canonical);
+                    }
                 }
+                Effect::Write {
+                    path,
+                    dynamic: false,
+                } => {
+                    let fact = facts.resolve(path, cwd);
+                    if fact.zone != crate::Zone::Workspace
+                        && fact.protected.is_none()
+                        && fact.canonical.starts_with('/')
+                        && !c.write_also.contains(&fact.canonical)
+                    {
+                        c.write_also.push(fact.canonical);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -495,6 +519,7 @@ fn confinement(
         network: effects.iter().any(|e| matches!(e, Effect::Network { .. })),
         write: false,
         reveal: Vec::new(),
+        write_also: Vec::new(),
         // The caller says what the call is unconfined.
         unconfined: Box::new((verdict, Vec::new())),
     })
