@@ -124,8 +124,10 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec {
         names: &["portcullis"],
         subcommand: Some("run"),
-        long_valued: &["config", "cwd", "network", "reveal"],
+        long_valued: &["config", "cwd", "network", "reveal", "write"],
         long_flags: &["help", "version", "print-profile", "read-only"],
+        // The file `--write` names is made writable, and created if missing.
+        writes: &["write"],
         no_command: &["print-profile"],
         chdir: &["cwd"],
         operands: 1,

@@ -895,6 +895,16 @@ fn portcullis_run_is_seen_through() {
         &["portcullis", "bash", "curl", "sh"],
     );
     assert_opaque("portcullis run --unknown -- rm x", "unknown-wrapper-option");
+    // The file `--write` opens up is a write of its own.
+    assert_command(
+        "portcullis run --write /o/f.txt -- rm x",
+        "rm",
+        json!({"argv": ["rm", "x"], "via": "portcullis"}),
+    );
+    assert_effect(
+        "portcullis run --write /o/f.txt -- rm x",
+        json!({"kind": "write", "path": "/o/f.txt"}),
+    );
     // Other subcommands run nothing, and `--print-profile` neither.
     assert_programs("portcullis check --tool Bash", &["portcullis"]);
     assert_programs("portcullis run --print-profile -- rm x", &["portcullis"]);
