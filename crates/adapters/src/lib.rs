@@ -561,7 +561,9 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
         exit: 0,
     };
     match (agent, answer) {
-        (Agent::ClaudeCode, _) if event == "PermissionRequest" => match answer {
+        // Claude Code's and Codex's `PermissionRequest` (Codex: allow or deny
+        // with an optional message, `hooks/src/engine/output_parser.rs`).
+        (Agent::ClaudeCode | Agent::Codex, _) if event == "PermissionRequest" => match answer {
             Answer::Allow(r) => ok(
                 json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                 "decision": {"behavior": "allow"}}, "systemMessage": r}),
@@ -570,7 +572,7 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
                 json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                 "decision": {"behavior": "deny", "message": r}}}),
             ),
-            // No opinion: the person is asked by Claude Code itself.
+            // No opinion: the person is asked by the agent itself.
             Answer::Ask(_) => Reply {
                 stdout: String::new(),
                 stderr: String::new(),

@@ -5,7 +5,8 @@
 //! group's matcher and the one handler (command, timeout, async, status
 //! message), serialised as canonical JSON (keys sorted) and hashed with
 //! SHA-256 (`sha256:<hex>`). It records the hash in its `config.toml` under
-//! `[hooks.state."<hooks file>:pre_tool_use:<group>:<handler>"]`. A hook
+//! `[hooks.state."<hooks file>:pre_tool_use:<group>:<handler>"]` (and
+//! `permission_request` for that event). A hook
 //! whose definition changed since is "modified" and, like a hook never
 //! trusted, silently skipped — Codex then runs every call without portcullis.
 //! The hash below is checked against the one Codex itself lists
@@ -32,8 +33,16 @@ pub struct HookTrust {
     pub status: &'static str,
 }
 
-/// The hash Codex keys a command hook's trust on.
-pub fn hook_hash(matcher: Option<&str>, handler: &Value) -> String {
+/// The events portcullis installs for Codex: (`hooks.json` name, Codex's
+/// name in trust keys and hashes).
+pub const EVENTS: &[(&str, &str)] = &[
+    ("PreToolUse", "pre_tool_use"),
+    ("PermissionRequest", "permission_request"),
+];
+
+/// The hash Codex keys a command hook's trust on (`event`: Codex's name of
+/// the event, `pre_tool_use`).
+pub fn hook_hash(event: &str, matcher: Option<&str>, handler: &Value) -> String {
     let timeout = handler["timeout"]
         .as_u64()
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
@@ -50,7 +59,7 @@ pub fn hook_hash(matcher: Option<&str>, handler: &Value) -> String {
         normalized.insert("statusMessage".into(), json!(message));
     }
     let mut identity = Map::new();
-    identity.insert("event_name".into(), json!("pre_tool_use"));
+    identity.insert("event_name".into(), json!(event));
     if let Some(m) = matcher {
         identity.insert("matcher".into(), json!(m));
     }
@@ -125,51 +134,53 @@ pub fn check(
         .map(|f| f.display().to_string())
         .collect();
     let mut found = Vec::new();
-    let groups = root
-        .get("hooks")
-        .and_then(|h| h.get("PreToolUse"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    for (g, group) in groups.enumerate() {
-        let matcher = group.get("matcher").and_then(Value::as_str);
-        let handlers = group
+    for (event, codex_event) in EVENTS {
+        let groups = root
             .get("hooks")
+            .and_then(|h| h.get(*event))
             .and_then(Value::as_array)
             .into_iter()
             .flatten();
-        for (h, handler) in handlers.enumerate() {
-            let command = handler
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if !is_ours(command) {
-                continue;
-            }
-            let hash = hook_hash(matcher, handler);
-            let keys: Vec<String> = names
-                .iter()
-                .map(|n| format!("{n}:pre_tool_use:{g}:{h}"))
-                .collect();
-            let state = keys
-                .iter()
-                .find_map(|k| states.and_then(|s| s.get(k.as_str())));
-            let status = match state {
-                Some(s) if s.get("enabled").and_then(toml::Value::as_bool) == Some(false) => {
-                    "disabled"
+        for (g, group) in groups.enumerate() {
+            let matcher = group.get("matcher").and_then(Value::as_str);
+            let handlers = group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten();
+            for (h, handler) in handlers.enumerate() {
+                let command = handler
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !is_ours(command) {
+                    continue;
                 }
-                Some(s) => match s.get("trusted_hash").and_then(toml::Value::as_str) {
-                    Some(t) if t == hash => "trusted",
-                    Some(_) => "modified",
+                let hash = hook_hash(codex_event, matcher, handler);
+                let keys: Vec<String> = names
+                    .iter()
+                    .map(|n| format!("{n}:{codex_event}:{g}:{h}"))
+                    .collect();
+                let state = keys
+                    .iter()
+                    .find_map(|k| states.and_then(|s| s.get(k.as_str())));
+                let status = match state {
+                    Some(s) if s.get("enabled").and_then(toml::Value::as_bool) == Some(false) => {
+                        "disabled"
+                    }
+                    Some(s) => match s.get("trusted_hash").and_then(toml::Value::as_str) {
+                        Some(t) if t == hash => "trusted",
+                        Some(_) => "modified",
+                        None => "untrusted",
+                    },
                     None => "untrusted",
-                },
-                None => "untrusted",
-            };
-            found.push(HookTrust {
-                key: keys.first().cloned().unwrap_or_default(),
-                hash,
-                status,
-            });
+                };
+                found.push(HookTrust {
+                    key: keys.first().cloned().unwrap_or_default(),
+                    hash,
+                    status,
+                });
+            }
         }
     }
     (found, project_trusted)
@@ -188,16 +199,23 @@ mod tests {
         let text = r#"{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"portcullis hook codex","timeout":600,"type":"command"}],"matcher":"*"}"#;
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hook_hash(Some("*"), &handler), format!("sha256:{hex}"));
+        assert_eq!(
+            hook_hash("pre_tool_use", Some("*"), &handler),
+            format!("sha256:{hex}")
+        );
     }
 
     #[test]
     fn an_absent_timeout_is_codexs_default() {
         let with = json!({"type": "command", "command": "x", "timeout": 600});
         let without = json!({"type": "command", "command": "x"});
-        assert_eq!(hook_hash(None, &with), hook_hash(None, &without));
+        let hash = |h: &Value| hook_hash("pre_tool_use", None, h);
+        assert_eq!(hash(&with), hash(&without));
         let other = json!({"type": "command", "command": "x", "timeout": 60});
-        assert_ne!(hook_hash(None, &with), hook_hash(None, &other));
-        assert_ne!(hook_hash(None, &with), hook_hash(Some("*"), &with));
+        assert_ne!(hash(&with), hash(&other));
+        assert_ne!(
+            hook_hash("pre_tool_use", None, &with),
+            hook_hash("pre_tool_use", Some("*"), &with)
+        );
     }
 }

@@ -371,6 +371,10 @@ fn matches_all(agent: Agent, matcher: Option<&Json>) -> bool {
     }
 }
 
+/// The tools Codex's `PermissionRequest` hook of portcullis is asked about:
+/// shell commands (Codex's matcher; `NetworkAccess` is left to Codex).
+const CODEX_PERMISSION_MATCHER: &str = "Bash";
+
 /// What a merge did.
 #[derive(Debug, PartialEq, Eq)]
 enum Change {
@@ -403,7 +407,8 @@ fn merge_matcher_groups(
         unreachable!("child checked the type")
     };
     for group in groups.iter_mut() {
-        if !matches_all(agent, group.get("matcher")) {
+        let same_matcher = matches!(group.get("matcher"), Some(Json::Str(m)) if m == matcher);
+        if !same_matcher && !matches_all(agent, group.get("matcher")) {
             continue;
         }
         let Some(Json::Arr(handlers)) = group.get_mut("hooks") else {
@@ -549,7 +554,7 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
         obj(&pairs)
     };
     let change = match agent {
-        Agent::ClaudeCode | Agent::Codex => merge_matcher_groups(
+        Agent::ClaudeCode => merge_matcher_groups(
             &mut root,
             agent,
             "PreToolUse",
@@ -557,6 +562,34 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
             handler(&[("timeout", timeout_field(agent))]),
             file,
         )?,
+        // Codex: `PreToolUse` denies and rewrites; `PermissionRequest`, where
+        // Codex would ask its user about a shell command, lets what
+        // portcullis allows run without Codex asking (and refuses what it
+        // denies). Only shell commands: Codex's `NetworkAccess` requests
+        // stay Codex's own.
+        Agent::Codex => {
+            let pre = merge_matcher_groups(
+                &mut root,
+                agent,
+                "PreToolUse",
+                "*",
+                handler(&[("timeout", timeout_field(agent))]),
+                file,
+            )?;
+            let permission = merge_matcher_groups(
+                &mut root,
+                agent,
+                "PermissionRequest",
+                CODEX_PERMISSION_MATCHER,
+                handler(&[("timeout", timeout_field(agent))]),
+                file,
+            )?;
+            match (pre, permission) {
+                (Change::Unchanged, Change::Unchanged) => Change::Unchanged,
+                (Change::Added, Change::Added) => Change::Added,
+                _ => Change::Updated,
+            }
+        }
         Agent::Gemini => merge_matcher_groups(
             &mut root,
             agent,
@@ -592,15 +625,15 @@ fn after_note(agent: Agent, scope: Scope) -> &'static str {
         (Agent::Codex, Scope::Project) => {
             "Codex reads a project's .codex/ only once the project is trusted, and runs new or \
              changed hooks only after you review and trust them: start Codex here, trust the \
-             project, and open /hooks. Until then Codex runs without this hook, silently. Codex \
-             hooks can deny but not approve; for what Codex should allow without asking, also \
-             run `portcullis export codex-rules`."
+             project, and open /hooks (trust both portcullis entries). Until then Codex runs \
+             without them, silently. Where Codex would ask about a shell command, portcullis \
+             answers its PermissionRequest: what portcullis allows runs without Codex asking."
         }
         (Agent::Codex, Scope::User) => {
             "Codex runs new or changed hooks only after you review and trust them: start Codex \
-             and open /hooks. Until then Codex runs without this hook, silently. Codex hooks can \
-             deny but not approve; for what Codex should allow without asking, also run \
-             `portcullis export codex-rules`."
+             and open /hooks (trust both portcullis entries). Until then Codex runs without them, \
+             silently. Where Codex would ask about a shell command, portcullis answers its \
+             PermissionRequest: what portcullis allows runs without Codex asking."
         }
         (Agent::Cursor, Scope::Project) => {
             "Cursor runs project hooks in trusted workspaces; restart Cursor to load them."
@@ -701,6 +734,11 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
         Agent::Gemini => writeln!(
             out,
             "  hooks.BeforeTool (matcher .*): {}",
+            hook_command(&bin, args.agent)
+        )?,
+        Agent::Codex => writeln!(
+            out,
+            "  hooks.PreToolUse (matcher *) and hooks.PermissionRequest (matcher {CODEX_PERMISSION_MATCHER}): {}",
             hook_command(&bin, args.agent)
         )?,
         _ => writeln!(

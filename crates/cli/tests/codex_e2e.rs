@@ -1,15 +1,16 @@
 //! Codex CLI end to end, with its real CLI (issue 6): `codex exec` in a
-//! throw-away project where `portcullis install codex` put the `PreToolUse`
-//! hook in `.codex/hooks.json`, against the scripted model server speaking the
+//! throw-away project where `portcullis install codex` put its `PreToolUse`
+//! and `PermissionRequest` hooks in `.codex/hooks.json`, against the scripted model server speaking the
 //! OpenAI Responses API (a custom model provider in `$CODEX_HOME/config.toml`)
 //! and answering with one fixed call of Codex's shell tool (`exec_command`).
 //!
 //! Codex runs a project's hooks only when the project is trusted (saved in
 //! `config.toml` as `codex exec --trust` would) and each hook only once a
-//! person trusted it by its hash. The test trusts the hook the way Codex's
+//! person trusted it by its hash. The test trusts both hooks the way Codex's
 //! `/hooks` screen does: through Codex's own app server (`hooks/list` gives
 //! the hook's key and hash, `config/batchWrite` saves them as
-//! `[hooks.state."<key>"] trusted_hash`), so `codex exec` runs with no trust
+//! `[hooks.state."<key>"] trusted_hash`; the hash and key `portcullis doctor`
+//! computes must be Codex's own, for both events), so `codex exec` runs with no trust
 //! bypass. `--dangerously-bypass-approvals-and-sandbox` takes Codex's own
 //! sandbox and approvals out of the way, so what runs is decided by the hook
 //! alone:
@@ -112,6 +113,9 @@ fn codex(
         "--color",
         "never",
         // No sandbox, no approvals: the hook is the only thing deciding.
+        // (`codex exec` never asks anyway: its approval policy is `never`,
+        // so Codex's `PermissionRequest` is not reached from here; the
+        // fixtures cover portcullis' answer to it.)
         "--dangerously-bypass-approvals-and-sandbox",
         "-c",
     ])
@@ -316,23 +320,29 @@ fn doctor_codex(world: &World, project: &Path) -> (Option<i32>, Value) {
     (out.status.code(), check)
 }
 
-/// The one portcullis hook Codex lists for `project`, checked to be in `trust`.
-fn portcullis_hook(hooks: &[Value], trust: &str, project: &Path) -> Value {
-    let found: Vec<&Value> = hooks
+/// The portcullis hooks Codex lists for `project` — `PreToolUse` and
+/// `PermissionRequest`, in that order — checked to be in `trust`.
+fn portcullis_hooks(hooks: &[Value], trust: &str, project: &Path) -> Vec<Value> {
+    ["preToolUse", "permissionRequest"]
         .iter()
-        .filter(|h| {
-            h["eventName"] == "preToolUse"
-                && h["command"]
-                    .as_str()
-                    .is_some_and(|c| c.ends_with("hook codex"))
+        .map(|event| {
+            let found: Vec<&Value> = hooks
+                .iter()
+                .filter(|h| {
+                    h["eventName"] == *event
+                        && h["command"]
+                            .as_str()
+                            .is_some_and(|c| c.ends_with("hook codex"))
+                })
+                .collect();
+            assert!(
+                found.len() == 1 && found[0]["trustStatus"] == trust && found[0]["enabled"] == true,
+                "Codex does not list one enabled, {trust} portcullis {event} hook for {}: {hooks:?}",
+                project.display()
+            );
+            found[0].clone()
         })
-        .collect();
-    assert!(
-        found.len() == 1 && found[0]["trustStatus"] == trust && found[0]["enabled"] == true,
-        "Codex does not list one enabled, {trust} portcullis PreToolUse hook for {}: {hooks:?}",
-        project.display()
-    );
-    found[0].clone()
+        .collect()
 }
 
 #[test]
@@ -360,21 +370,24 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
 
     // Codex sees both installed hooks, untrusted; the person trusts one.
     let mut app = AppServer::start(&world, &bin);
-    portcullis_hook(&app.project_hooks(&untrusted), "untrusted", &untrusted);
-    let hook = portcullis_hook(&app.project_hooks(&project), "untrusted", &project);
-    // portcullis computes the hash Codex keys its trust on, and Codex's key.
+    portcullis_hooks(&app.project_hooks(&untrusted), "untrusted", &untrusted);
+    let hooks = portcullis_hooks(&app.project_hooks(&project), "untrusted", &project);
+    // portcullis computes the hash Codex keys its trust on, and Codex's key,
+    // for both events.
     let (code, check) = doctor_codex(&world, &project);
     assert_eq!(code, Some(1), "doctor passed an untrusted hook: {check:#}");
-    assert_eq!(
-        (
-            &check["codex_trust"][0]["hash"],
-            &check["codex_trust"][0]["key"]
-        ),
-        (&hook["currentHash"], &hook["key"]),
-        "portcullis and Codex disagree on the hook's trust identity: {check:#}\n{hook:#}"
-    );
-    app.trust(&hook);
-    portcullis_hook(&app.project_hooks(&project), "trusted", &project);
+    for (i, hook) in hooks.iter().enumerate() {
+        assert_eq!(
+            (
+                &check["codex_trust"][i]["hash"],
+                &check["codex_trust"][i]["key"]
+            ),
+            (&hook["currentHash"], &hook["key"]),
+            "portcullis and Codex disagree on the hook's trust identity: {check:#}\n{hook:#}"
+        );
+        app.trust(hook);
+    }
+    portcullis_hooks(&app.project_hooks(&project), "trusted", &project);
     drop(app);
     // `portcullis doctor` reads the trust Codex recorded: none for the
     // untrusted project's hook (a failure), nothing to say for the trusted one.

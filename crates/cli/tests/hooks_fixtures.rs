@@ -7,9 +7,10 @@
 //! - Claude Code `PreToolUse`: `permissionDecision` allow / ask / deny; a deny
 //!   also exits 2 with the reason on stderr. `PermissionRequest`: `decision.behavior`
 //!   allow / deny with exit 0 (Claude Code ignores exit 2 there).
-//! - Codex `PreToolUse` / `PermissionRequest`: nothing on allow (Codex honours no
-//!   allow without a rewrite), a deny with exit 2 and non-empty stderr; Codex
-//!   cannot ask, so an ask raises a request and denies (`on_ask` = notify).
+//! - Codex `PreToolUse`: nothing on allow (Codex honours no allow without a
+//!   rewrite), a deny with exit 2 and non-empty stderr; Codex cannot ask, so
+//!   an ask raises a request and denies (`on_ask` = notify). `PermissionRequest`:
+//!   `decision.behavior` allow / deny with exit 0, as Claude Code's.
 //! - Cursor: `{permission, user_message, agent_message}`; `beforeReadFile` only
 //!   `{permission}` allow / deny, so an ask there is a deny.
 //! - Gemini CLI `BeforeTool`: `{decision, reason}`; deny exits 2 with stderr.
@@ -713,7 +714,9 @@ fn codex_allow_is_no_opinion() {
         // Codex ignores a plain allow: portcullis leaves Codex' own policy in charge.
         fx.hook("codex", &p).expect(None, 0, "");
     }
-    // PermissionRequest, too.
+    // PermissionRequest (where Codex would ask its user): portcullis' allow
+    // is an approval there, in Claude Code's shape (Codex's
+    // `hooks/src/engine/output_parser.rs`).
     fx.hook(
         "codex",
         &payload::codex(
@@ -724,7 +727,7 @@ fn codex_allow_is_no_opinion() {
             bash("git status"),
         ),
     )
-    .expect(None, 0, "");
+    .expect(Some(reply::claude_permission_allow(GIT_STATUS)), 0, "");
 }
 
 #[test]
@@ -798,12 +801,17 @@ fn codex_ask_raises_a_request_and_denies() {
         "{request}"
     );
 
-    // PermissionRequest: the same deny.
+    // PermissionRequest: the same deny, in that event's shape (exit 0).
     let run = fx.hook(
         "codex",
         &payload::codex("PermissionRequest", "x-ask-5", w, "Bash", bash("npm test")),
     );
-    deny(run, &notify(NPM_TEST, fx.sb.pending_request_id("x-ask-5")));
+    let id = fx.sb.pending_request_id("x-ask-5");
+    run.expect(
+        Some(reply::claude_permission_deny(&notify(NPM_TEST, id))),
+        0,
+        "",
+    );
 }
 
 #[test]

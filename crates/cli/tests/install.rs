@@ -134,8 +134,12 @@ fn installs_into_an_empty_project() {
     );
     assert_eq!(
         json_of(&env.proj.join(".codex/hooks.json")),
-        json!({"hooks": {"PreToolUse": [{"matcher": "*",
-            "hooks": [{"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "*",
+                "hooks": [{"type": "command", "command": hook("codex"), "timeout": 600}]}],
+            // Where Codex would ask about a shell command.
+            "PermissionRequest": [{"matcher": "Bash",
+                "hooks": [{"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
     );
 
     env.ok(&["install", "cursor", "--project"]);
@@ -287,8 +291,11 @@ fn points_an_old_hook_at_this_binary_without_duplicating_it() {
     // Codex give up on a hook still judging, and run the call.
     assert_eq!(
         json_of(&file),
-        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-            {"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": hook("codex"), "timeout": 600}]}],
+            "PermissionRequest": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": hook("codex"), "timeout": 600}]}]}})
     );
     // Codex hashes command, timeout and matcher for its trust check.
     assert!(out.contains("trusted again"), "{out}");
@@ -437,15 +444,17 @@ fn doctor_reports_installed_hooks_that_answer() {
     assert_eq!(code, Some(1), "{report:#}");
     let codex = check(&report, "codex", "project");
     assert_eq!(codex["status"], "untrusted", "{codex:#}");
-    env.write(
-        &env.home.join(".codex/config.toml"),
-        &format!(
-            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.{}]\ntrusted_hash = {}\n",
-            env.proj.display(),
-            codex["codex_trust"][0]["key"],
-            codex["codex_trust"][0]["hash"],
-        ),
+    let mut text = format!(
+        "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        env.proj.display()
     );
+    for hook in codex["codex_trust"].as_array().expect("codex_trust") {
+        text.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = {}\n",
+            hook["key"], hook["hash"]
+        ));
+    }
+    env.write(&env.home.join(".codex/config.toml"), &text);
     let (code, report) = doctor(&env);
     assert_eq!(code, Some(0), "{report:#}");
     assert_eq!(report["ok"], true);
@@ -493,24 +502,38 @@ fn doctor_fails_while_codex_would_skip_the_hook() {
         "{notes}"
     );
     let hooks = env.proj.join(".codex/hooks.json");
-    let key = format!("{}:pre_tool_use:0:0", hooks.display());
-    assert_eq!(c["codex_trust"][0]["key"], key.as_str(), "{c:#}");
-    let hash = c["codex_trust"][0]["hash"]
-        .as_str()
-        .expect("a hash")
-        .to_string();
-    assert!(
-        hash.starts_with("sha256:") && hash.len() == 7 + 64,
-        "{hash}"
-    );
+    // Two entries: PreToolUse, and PermissionRequest for shell commands.
+    let mut trust = Vec::new();
+    for (i, event) in ["pre_tool_use", "permission_request"].iter().enumerate() {
+        let key = format!("{}:{event}:0:0", hooks.display());
+        assert_eq!(c["codex_trust"][i]["key"], key.as_str(), "{c:#}");
+        let hash = c["codex_trust"][i]["hash"]
+            .as_str()
+            .expect("a hash")
+            .to_string();
+        assert!(
+            hash.starts_with("sha256:") && hash.len() == 7 + 64,
+            "{hash}"
+        );
+        trust.push((key, hash));
+    }
+    assert_ne!(trust[0].1, trust[1].1, "the event is part of the hash");
     let codex_config = |trusted_hash: &str| {
-        env.write(
-            &env.home.join(".codex/config.toml"),
-            &format!(
-                "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"{key}\"]\ntrusted_hash = \"{trusted_hash}\"\n",
-                env.proj.display(),
-            ),
-        )
+        let mut text = format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            env.proj.display()
+        );
+        for (key, hash) in &trust {
+            let hash = if trusted_hash.is_empty() {
+                hash
+            } else {
+                trusted_hash
+            };
+            text.push_str(&format!(
+                "\n[hooks.state.\"{key}\"]\ntrusted_hash = \"{hash}\"\n"
+            ));
+        }
+        env.write(&env.home.join(".codex/config.toml"), &text)
     };
 
     // Trusted once, for another definition: Codex calls it modified and skips it.
@@ -521,8 +544,8 @@ fn doctor_fails_while_codex_would_skip_the_hook() {
     assert_eq!(c["codex_trust"][0]["status"], "modified", "{c:#}");
     assert!(c["notes"].to_string().contains("stale"), "{c:#}");
 
-    // What Codex writes when the person trusts the project and this hook.
-    codex_config(&hash);
+    // What Codex writes when the person trusts the project and the hooks.
+    codex_config("");
     let (code, report) = doctor(&env);
     let c = check(&report, "codex", "project");
     assert_eq!(code, Some(0), "{c:#}");
