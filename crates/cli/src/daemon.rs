@@ -15,6 +15,9 @@ compile_error!(
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// Used by hook_judge.
+#[allow(dead_code)]
+mod agent_rules;
 mod bridge_cmd;
 mod config_files;
 mod exit;

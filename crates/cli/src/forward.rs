@@ -17,6 +17,9 @@ compile_error!(
 );
 
 // Shared with the other binaries; this one uses a part of each.
+// Used by hook_judge.
+#[allow(dead_code)]
+mod agent_rules;
 #[allow(dead_code)]
 mod config_files;
 #[allow(unsafe_code, dead_code)]

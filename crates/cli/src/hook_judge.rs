@@ -217,6 +217,16 @@ pub fn judge<A: Authority>(
     let on_ask = settings.on_ask.unwrap_or_else(|| default_on_ask(agent));
     let server_addr = policy.server_addr.clone();
     let facts = FsPaths::new(&Scopes::of(&policy.workspace), env);
+    // Claude Code's own deny and ask rules for shell commands judge the
+    // original command too: a rewritten call would slip past them.
+    if agent == Agent::ClaudeCode {
+        let project = facts.project_root(&cwd);
+        policy.rules.extend(crate::agent_rules::claude_code(
+            &env.home,
+            &cwd,
+            project.as_deref(),
+        ));
+    }
     // Every decision made for an agent is the engine's and is audited, with
     // or without a session: without one, the audit row names none and no
     // request can be raised (nobody could be said to have asked).

@@ -9,6 +9,7 @@ compile_error!(
     "portcullis relies on unwinding (catch_unwind turns a panic into a refusal): build with panic = \"unwind\""
 );
 
+mod agent_rules;
 mod analyze;
 mod check;
 mod codex_trust;

@@ -248,4 +248,39 @@ fn claude_code_runs_calls_confined_by_the_hooks_rewrite() {
     let tool_result = scripted_tool_result(&server)
         .unwrap_or_else(|| panic!("the model never got the tool result\n{ctx}"));
     world.assert_hidden_write_stopped(&project, &tool_result_text(&tool_result), &ctx);
+
+    // The user's own deny rule in Claude Code still holds for a call
+    // portcullis allows and rewrites (`always`): the rewritten call is the
+    // original command inside `portcullis run`.
+    let project = world.protected_project(
+        "own-deny",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
+    let settings = project.join(".claude/settings.json");
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    json["permissions"] = json!({"deny": ["Bash(touch own-deny-marker.txt)"]});
+    std::fs::write(&settings, json.to_string()).unwrap();
+    let server = ModelServer::start("touch own-deny-marker.txt");
+    let (ran, _) = claude(&world, &bin, &project, &server, "own-deny");
+    let ctx = context(
+        "the user's own Claude Code deny rule, always",
+        &ran,
+        &server,
+    );
+    eprintln!("{ctx}");
+    assert!(
+        !project.join("own-deny-marker.txt").exists(),
+        "the rewrite ran a command the user's own Claude Code rules deny\n{ctx}"
+    );
+    // portcullis judged the original command by Claude Code's rule.
+    let text = scripted_tool_result(&server)
+        .map(|r| tool_result_text(&r))
+        .unwrap_or_default();
+    assert!(
+        text.contains("Bash(touch own-deny-marker.txt)"),
+        "the model did not get the reason naming the user's rule: {text}\n{ctx}"
+    );
 }
