@@ -6,7 +6,7 @@
 //! behind it differs: an engine on the store opened for this one call, or
 //! the daemon's decision thread.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -217,15 +217,25 @@ pub fn judge<A: Authority>(
     let on_ask = settings.on_ask.unwrap_or_else(|| default_on_ask(agent));
     let server_addr = policy.server_addr.clone();
     let facts = FsPaths::new(&Scopes::of(&policy.workspace), env);
-    // Claude Code's own deny and ask rules for shell commands judge the
+    // The agent's own deny and ask rules for shell commands judge the
     // original command too: a rewritten call would slip past them.
-    if agent == Agent::ClaudeCode {
-        let project = facts.project_root(&cwd);
-        policy.rules.extend(crate::agent_rules::claude_code(
+    let project = facts.project_root(&cwd);
+    match agent {
+        Agent::ClaudeCode => policy.rules.extend(crate::agent_rules::claude_code(
             &env.home,
             &cwd,
             project.as_deref(),
-        ));
+        )),
+        Agent::Codex => {
+            let codex_home = std::env::var_os("CODEX_HOME")
+                .map_or_else(|| Path::new(&env.home).join(".codex"), PathBuf::from);
+            policy.rules.extend(crate::agent_rules::codex(
+                &codex_home,
+                &cwd,
+                project.as_deref(),
+            ));
+        }
+        _ => {}
     }
     // Every decision made for an agent is the engine's and is audited, with
     // or without a session: without one, the audit row names none and no

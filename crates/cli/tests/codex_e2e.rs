@@ -470,6 +470,33 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
         "no confined decision audited:\n{dump}"
     );
 
+    // The user's own Codex rule forbidding the command still holds for a call
+    // portcullis would rewrite: Codex matches its rules against the
+    // rewritten `portcullis run …`, so portcullis judges the original
+    // command by them.
+    let rules = project.join(".codex/rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("own.rules"),
+        "prefix_rule(pattern = [\"find\"], decision = \"forbidden\")\n",
+    )
+    .unwrap();
+    let server = ModelServer::start("find . -name '*.txt' | xargs grep -l needle");
+    let (ran, _) = codex(&world, &bin, &project, &server, "own-rule");
+    let ctx = context(
+        "the user's own Codex rule, a call that would run confined",
+        &ran,
+        &server,
+    );
+    eprintln!("{ctx}");
+    let output = scripted_output(&server)
+        .unwrap_or_else(|| panic!("the model never got the function_call_output\n{ctx}"));
+    assert!(
+        !output.contains("./a.txt") && output.contains("Bash(find:*)"),
+        "the rewrite ran a command the user's own Codex rules forbid: {output}\n{ctx}"
+    );
+    std::fs::remove_dir_all(&rules).unwrap();
+
     // Both decisions are in the audit log, under Codex's thread ids; the
     // untrusted hook never ran.
     world.assert_audited("Bash", &allowed_thread, &denied_thread);
