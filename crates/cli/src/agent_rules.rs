@@ -19,6 +19,13 @@
 //! calls (strings and lists, as `portcullis export codex-rules` and Codex's
 //! own "always allow" write them) are read, a computed one is skipped.
 //!
+//! Gemini CLI's own policy rules — `[[rule]]` tables of `*.toml` in
+//! `~/.gemini/policies` and the admin directory `/etc/gemini-cli/policies`
+//! — join as well: a `commandPrefix` with decision `deny` or `ask_user`
+//! becomes a deny or ask rule (Gemini re-checks its policy on the rewritten
+//! call, where the prefix no longer matches). `commandRegex` and
+//! `argsPattern` rules are left to Gemini.
+//!
 //! A settings file that is missing or not JSON adds nothing (Claude Code
 //! reports its own broken settings); a rule portcullis cannot parse is
 //! skipped, and the agent still applies it to calls that are not
@@ -169,6 +176,90 @@ fn expand(pattern: &[Vec<String>]) -> Vec<Vec<String>> {
     }
     out.retain(|w| !w.is_empty());
     out
+}
+
+/// Gemini CLI's policy directories (user, then admin).
+fn gemini_dirs(home: &str) -> Vec<PathBuf> {
+    vec![
+        Path::new(home).join(".gemini/policies"),
+        PathBuf::from("/etc/gemini-cli/policies"),
+    ]
+}
+
+/// Gemini CLI's own `deny` and `ask_user` shell rules with a
+/// `commandPrefix`, as portcullis deny and ask rules.
+pub fn gemini(home: &str) -> Vec<Rule> {
+    let mut rules = Vec::new();
+    for dir in gemini_dirs(home) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for file in files {
+            let Some(table) = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+            else {
+                continue;
+            };
+            let entries = table
+                .get("rule")
+                .and_then(toml::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(toml::Value::as_table);
+            for rule in entries {
+                let list = match rule.get("decision").and_then(toml::Value::as_str) {
+                    Some("deny") => RuleList::Deny,
+                    Some("ask_user") => RuleList::Ask,
+                    _ => continue,
+                };
+                if rule.contains_key("argsPattern") {
+                    continue;
+                }
+                let names = |v: Option<&toml::Value>| -> Vec<String> {
+                    match v {
+                        Some(toml::Value::String(s)) => vec![s.clone()],
+                        Some(toml::Value::Array(a)) => a
+                            .iter()
+                            .filter_map(toml::Value::as_str)
+                            .map(str::to_string)
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let tools = names(rule.get("toolName"));
+                if !tools.is_empty() && !tools.iter().any(|t| t == "run_shell_command" || t == "*")
+                {
+                    continue;
+                }
+                let source = format!(
+                    "Gemini CLI's {} (commandPrefix, {})",
+                    file.display(),
+                    if list == RuleList::Deny {
+                        "deny"
+                    } else {
+                        "ask_user"
+                    }
+                );
+                for prefix in names(rule.get("commandPrefix")) {
+                    let prefix = prefix.trim();
+                    if prefix.is_empty() {
+                        continue;
+                    }
+                    if let Ok(rule) = Rule::parse(&format!("Bash({prefix}:*)"), list, &source) {
+                        rules.push(rule);
+                    }
+                }
+            }
+        }
+    }
+    rules
 }
 
 /// Just enough of Starlark to read literal `prefix_rule(…)` calls.
@@ -383,6 +474,52 @@ mod starlark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_deny_and_ask_prefix_rules_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let policies = dir.path().join(".gemini/policies");
+        std::fs::create_dir_all(&policies).unwrap();
+        std::fs::write(
+            policies.join("mine.toml"),
+            r#"
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = ["git push", "rm"]
+decision = "deny"
+priority = 900
+
+[[rule]]
+commandPrefix = "npm publish"
+decision = "ask_user"
+
+[[rule]]
+toolName = "run_shell_command"
+commandRegex = "curl.*"
+decision = "deny"
+
+[[rule]]
+toolName = "read_file"
+commandPrefix = "x"
+decision = "deny"
+
+[[rule]]
+commandPrefix = "ls"
+decision = "allow"
+"#,
+        )
+        .unwrap();
+        let rules = gemini(&dir.path().to_string_lossy());
+        let got: Vec<(&str, RuleList)> = rules.iter().map(|r| (r.text.as_str(), r.list)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Bash(git push:*)", RuleList::Deny),
+                ("Bash(rm:*)", RuleList::Deny),
+                ("Bash(npm publish:*)", RuleList::Ask),
+            ]
+        );
+    }
 
     #[test]
     fn codex_literal_prefix_rules_are_read_and_computed_ones_skipped() {

@@ -235,6 +235,7 @@ pub fn judge<A: Authority>(
                 project.as_deref(),
             ));
         }
+        Agent::Gemini => policy.rules.extend(crate::agent_rules::gemini(&env.home)),
         _ => {}
     }
     // Every decision made for an agent is the engine's and is audited, with

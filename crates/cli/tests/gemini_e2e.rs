@@ -160,4 +160,31 @@ fn gemini_runs_a_call_confined_by_the_hooks_rewrite() {
     let response = scripted_function_response(&server)
         .unwrap_or_else(|| panic!("the model never got the function response\n{ctx}"));
     world.assert_hidden_write_stopped(&project, &response["response"].to_string(), &ctx);
+
+    // The user's own Gemini policy denying the command still holds: Gemini
+    // re-checks its policy on the rewritten `portcullis run …`, where the
+    // prefix no longer matches, so portcullis judges the original by it.
+    let policies = world.home.join(".gemini/policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(
+        policies.join("own.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"make\"\ndecision = \"deny\"\npriority = 900\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(project.join("made.txt"));
+    let server = ModelServer::start("make test");
+    let ran = gemini(&world, &bin, &project, &server, "own-policy");
+    let ctx = context("the user's own Gemini policy, always", &ran, &server);
+    eprintln!("{ctx}");
+    assert!(
+        !project.join("made.txt").exists(),
+        "the rewrite ran a command the user's own Gemini policy denies\n{ctx}"
+    );
+    let response = scripted_function_response(&server)
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    assert!(
+        response.contains("Bash(make:*)"),
+        "the model did not get the reason naming the user's rule: {response}\n{ctx}"
+    );
 }
