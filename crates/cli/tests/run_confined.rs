@@ -381,30 +381,33 @@ const ATTACKS: &[Attack] = &[
     },
 ];
 
-/// One thread calls `open(buf, O_CREAT)` in a loop while another flips
-/// `buf` between a harmless name and `.envrc`: a check that let the kernel
-/// read the path again after it would sooner or later create `.envrc`.
+/// One process calls `open(buf, O_CREAT)` in a loop while another flips
+/// `buf` (shared memory) between a harmless name and `.envrc`: a check that
+/// let the kernel read the path again after it would sooner or later create
+/// `.envrc`. Two processes, so the flipping never waits for the opener.
 const RACE: &str = r#"python3 - <<'EOF'
-import ctypes, os, threading
+import ctypes, mmap, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
-buf = ctypes.create_string_buffer(b"harmless", 16)
-stop = False
-def flip():
-    while not stop:
-        ctypes.memmove(buf, b".envrc\0\0\0", 9)
-        ctypes.memmove(buf, b"harmless\0", 9)
-t = threading.Thread(target=flip)
-t.start()
-for _ in range(3000):
-    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+shared = mmap.mmap(-1, 4096)
+shared[0:9] = b"harmless\0"
+flipper = os.fork()
+if flipper == 0:
+    while True:
+        shared[0:9] = b".envrc\0\0\0"
+        shared[0:9] = b"harmless\0"
+path = ctypes.addressof(ctypes.c_char.from_buffer(shared))
+deadline = time.monotonic() + 3
+while time.monotonic() < deadline:
+    fd = libc.open(ctypes.c_char_p(path), os.O_CREAT | os.O_WRONLY, 0o644)
     if fd >= 0:
         os.close(fd)
     if os.path.exists(".envrc"):
         print("ESCAPED")
         break
-stop = True
-t.join()
-os.unlink("harmless")
+os.kill(flipper, signal.SIGKILL)
+os.waitpid(flipper, 0)
+if os.path.exists("harmless"):
+    os.unlink("harmless")
 EOF"#;
 
 #[test]
@@ -703,32 +706,32 @@ fn network_off_reaches_no_host_listener_and_on_does() {
     }
 }
 
-/// Connects in a loop through a socket address whose port another thread
-/// flips between `$OTHER` and `$GUARDED`: a check that let the kernel read
-/// the address again after it would sooner or later connect to `$GUARDED`.
+/// Connects in a loop through a socket address (shared memory) whose port
+/// another process flips between `$OTHER` and `$GUARDED`: a check that let
+/// the kernel read the address again after it would sooner or later connect
+/// to `$GUARDED`.
 const CONNECT_RACE: &str = r#"python3 - <<'EOF'
-import ctypes, os, socket, struct, threading
+import ctypes, mmap, os, signal, socket, struct, time
 libc = ctypes.CDLL(None, use_errno=True)
 other, guarded = int(os.environ["OTHER"]), int(os.environ["GUARDED"])
-addr = lambda port: struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
-buf = ctypes.create_string_buffer(addr(other), 16)
-buf[0:2] = struct.pack("=H", socket.AF_INET)
-a, b = buf.raw, bytearray(buf.raw)
-b[2:4] = struct.pack("!H", guarded)
-b = bytes(b)
-stop = False
-def flip():
-    while not stop:
-        ctypes.memmove(buf, b, 16)
-        ctypes.memmove(buf, a, 16)
-t = threading.Thread(target=flip)
-t.start()
-for _ in range(300):
+def addr(port):
+    return struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + socket.inet_aton("127.0.0.1") + bytes(8)
+a, b = addr(other), addr(guarded)
+shared = mmap.mmap(-1, 4096)
+shared[0:16] = a
+flipper = os.fork()
+if flipper == 0:
+    while True:
+        shared[0:16] = b
+        shared[0:16] = a
+buf = ctypes.addressof(ctypes.c_char.from_buffer(shared))
+deadline = time.monotonic() + 2
+while time.monotonic() < deadline:
     s = socket.socket()
-    libc.connect(s.fileno(), buf, 16)
+    libc.connect(s.fileno(), ctypes.c_void_p(buf), 16)
     s.close()
-stop = True
-t.join()
+os.kill(flipper, signal.SIGKILL)
+os.waitpid(flipper, 0)
 EOF"#;
 
 #[test]
