@@ -16,7 +16,8 @@
 //!   `--read-only` the workspace is not writable either;
 //! - `--reveal PATH`: a secret file left readable (one the call was allowed
 //!   to read); `--write PATH`: a file outside the workspace made writable
-//!   (one the call was allowed to write);
+//!   (one the call was allowed to write); `--session ID` (with its token):
+//!   the session's standing read and write grants on paths, the same way;
 //! - environment: the caller's, without the variables the policy calls secret
 //!   and without portcullis' session token.
 //!
@@ -64,6 +65,16 @@ pub struct RunArgs {
     /// protected path.
     #[arg(long = "write", value_name = "PATH")]
     write_also: Vec<PathBuf>,
+    /// A portcullis session whose standing grants join the profile: the
+    /// files and folders it may read are readable, the files it may write
+    /// writable (session- and device-scoped grants; a `once` grant is for
+    /// one call). Needs the session's token (`--token`, or
+    /// `PORTCULLIS_SESSION_TOKEN`).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The token that proves `--session`.
+    #[arg(long, value_name = "TOKEN", requires = "session")]
+    token: Option<String>,
     /// Print the confinement profile (JSON) instead of running anything.
     #[arg(long)]
     print_profile: bool,
@@ -134,8 +145,14 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         found.writable.clone()
     };
+    let mut write_also = args.write_also.clone();
+    if let Some(session) = &args.session {
+        let (read, write) = session_grants(args, session, &policy, &env)?;
+        reveal.extend(read);
+        write_also.extend(write);
+    }
     let mut made = Vec::new();
-    for p in &args.write_also {
+    for p in &write_also {
         let (path, created) = writable_file(&paths, p, cwd_text)?;
         if let Some(c) = created {
             made.push(c);
@@ -207,6 +224,68 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         m.remove_if_untouched();
     }
     Ok(ExitCode::from(u8::try_from(code?).unwrap_or(1)))
+}
+
+/// `--session`: the paths its standing grants open up, (readable,
+/// writable files), from the store through the engine. Folder write grants
+/// are left out: the protected paths inside a folder outside the workspace
+/// are not listed, so writes there stay refused inside.
+fn session_grants(
+    args: &RunArgs,
+    session: &str,
+    policy: &portcullis_policy::Policy,
+    env: &Environment,
+) -> Result<(Vec<String>, Vec<PathBuf>)> {
+    use portcullis_engine::{CallContext, Engine, SessionSources, SessionStatus};
+    use portcullis_store::{GrantTarget, Op};
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("PORTCULLIS_SESSION_TOKEN").ok())
+        .filter(|t| !t.is_empty());
+    let Some(token) = token else {
+        bail!(
+            "--session {session}: the session's token is needed (--token or PORTCULLIS_SESSION_TOKEN): its grants are its own"
+        );
+    };
+    let dir = portcullis_store::default_data_dir();
+    let store = portcullis_store::Store::open(&dir)
+        .with_context(|| format!("opening the store in {}", dir.display()))?;
+    let facts = FsPaths::new(&Scopes::of(&policy.workspace), env);
+    let engine = Engine::new(store, policy.clone(), facts);
+    let ctx = CallContext {
+        sources: SessionSources {
+            body: Some(session.to_string()),
+            ..Default::default()
+        },
+        token: Some(token),
+        require_token: true,
+        dry_run: true,
+        can_confine: true,
+    };
+    let (status, grants) = engine.standing_path_grants(&ctx, crate::state::now())?;
+    if status != SessionStatus::Active {
+        bail!(
+            "--session {session}: {} — no grants to add",
+            match status {
+                SessionStatus::Unauthenticated => "the token does not prove this session",
+                SessionStatus::Inactive => "the session has ended or was revoked",
+                _ => "no such session",
+            }
+        );
+    }
+    let (mut read, mut write) = (Vec::new(), Vec::new());
+    for g in grants {
+        let GrantTarget::Path { canonical, folder } = g.target else {
+            continue;
+        };
+        match g.op {
+            Op::Read => read.push(canonical),
+            Op::Write if !folder => write.push(PathBuf::from(canonical)),
+            _ => {}
+        }
+    }
+    Ok((read, write))
 }
 
 fn push_new(v: &mut Vec<String>, s: String) {

@@ -655,6 +655,94 @@ fn a_file_outside_the_workspace_is_writable_exactly_when_named() {
 }
 
 #[test]
+fn a_sessions_standing_grants_join_the_profile_with_its_token() {
+    let world = World::new(None);
+    let cli = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("HOME", world.home())
+            .env("XDG_CONFIG_HOME", world.home().join(".config"))
+            .env("PORTCULLIS_DATA_DIR", world.data())
+            .env("PORTCULLIS_MANAGED_CONFIG", world.root.join("managed.toml"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    // The data directory must be the store's: a fresh one.
+    let _ = std::fs::remove_dir_all(world.data());
+    let registered = cli(&[
+        "sessions",
+        "register",
+        "--id",
+        "S1",
+        "--agent",
+        "claude-code",
+    ]);
+    let token = registered
+        .split_whitespace()
+        .find(|w| {
+            w.len() >= 32
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        .unwrap_or_else(|| panic!("no token in {registered:?}"))
+        .to_string();
+    let creds = world.home().join(".aws/credentials");
+    let report = world.home().join("Downloads/report.txt");
+    for (op, path, scope) in [("read", &creds, "session"), ("write", &report, "session")] {
+        cli(&[
+            "grants",
+            "add",
+            "--session",
+            "S1",
+            "--scope",
+            scope,
+            "--op",
+            op,
+            "--path",
+            &path.to_string_lossy(),
+        ]);
+    }
+    // A once-grant is for one call, never part of a profile.
+    let other = world.home().join("Downloads/other.txt");
+    cli(&[
+        "grants",
+        "add",
+        "--session",
+        "S1",
+        "--scope",
+        "once",
+        "--op",
+        "read",
+        "--path",
+        &other.to_string_lossy(),
+    ]);
+    let script = "cat ~/.aws/credentials; echo more >> ~/Downloads/report.txt && echo written; cat ~/Downloads/other.txt || echo other-hidden";
+    let out = world.bash(script, true, &["--session", "S1", "--token", &token], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("KEYDATA") && stdout.contains("written") && stdout.contains("other-hidden"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "REPORT\nmore\n");
+    // Without its token, or with another, nothing runs.
+    for extra in [
+        &["--session", "S1"][..],
+        &["--session", "S1", "--token", "wrong"][..],
+    ] {
+        let out = world.bash(script, true, extra, &[]);
+        assert_eq!(out.status.code(), Some(125), "{extra:?}: {}", text(&out));
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("KEYDATA"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
 fn network_off_reaches_no_host_listener_and_on_does() {
     let tcp = TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = tcp.local_addr().expect("addr").port();

@@ -243,6 +243,34 @@ impl<F: PathFacts> Engine<F> {
         }
     }
 
+    /// The standing path grants of the session `ctx` names — session- and
+    /// device-scoped grants on paths, of it and its ancestors — for a confined
+    /// run's profile (`portcullis run --session`): what the session may read
+    /// or write beyond the confinement's defaults. A `once` grant is for one
+    /// call and never part of a profile. A session that is not active, or
+    /// not proven when `ctx` requires its token, has none.
+    pub fn standing_path_grants(
+        &self,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<(SessionStatus, Vec<portcullis_store::Grant>), EngineError> {
+        let session_id = resolve_session(&ctx.sources)?;
+        let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
+        if status != SessionStatus::Active {
+            return Ok((status, Vec::new()));
+        }
+        let store = self.stored("listing a session's grants")?;
+        let grants = store
+            .active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?
+            .into_iter()
+            .filter(|g| {
+                g.scope != portcullis_store::GrantScope::Once
+                    && matches!(g.target, portcullis_store::GrantTarget::Path { .. })
+            })
+            .collect();
+        Ok((status, grants))
+    }
+
     /// Decides a call. `now` is unix seconds (the caller's clock, so tests control time).
     pub fn decide(
         &self,

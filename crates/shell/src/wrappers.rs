@@ -124,7 +124,9 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec {
         names: &["portcullis"],
         subcommand: Some("run"),
-        long_valued: &["config", "cwd", "network", "reveal", "write"],
+        long_valued: &[
+            "config", "cwd", "network", "reveal", "write", "session", "token",
+        ],
         long_flags: &["help", "version", "print-profile", "read-only"],
         // The file `--write` names is made writable, and created if missing.
         writes: &["write"],
