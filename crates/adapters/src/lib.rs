@@ -622,7 +622,8 @@ pub fn reply(agent: Agent, event: &str, answer: &Answer) -> Reply {
 /// `write`: the workspace is writable (else `--read-only`); `reveal`: the
 /// secret files the call was allowed to read (`--reveal PATH` each);
 /// `write_also`: the files outside the workspace it was allowed to write
-/// (`--write PATH` each).
+/// (`--write PATH` each); `git_writes`: git's own data writable
+/// (`--git-writes`).
 pub fn confined_command(
     portcullis: &str,
     text: &str,
@@ -630,6 +631,7 @@ pub fn confined_command(
     write: bool,
     reveal: &[String],
     write_also: &[String],
+    git_writes: bool,
 ) -> String {
     let mut words = vec![
         portcullis,
@@ -639,6 +641,8 @@ pub fn confined_command(
     ];
     if !write {
         words.push("--read-only");
+    } else if git_writes {
+        words.push("--git-writes");
     }
     for path in reveal {
         words.push("--reveal");

@@ -355,6 +355,11 @@ fn explain_text(call: &ToolCall, d: &Decision) -> String {
         for path in &c.write_also {
             s.push_str(&format!("  writable inside, as allowed: {path}\n"));
         }
+        if c.git_writes {
+            s.push_str(
+                "  git's own data in the repository writable inside (`[confine] git_writes`)\n",
+            );
+        }
         if c.unconfined.0 != d.decision {
             s.push_str(&format!(
                 "  (unconfined it would be {}: see the reasons below)\n",

@@ -366,6 +366,7 @@ fn confined_input(
                 confine.write,
                 &confine.reveal,
                 &confine.write_also,
+                confine.git_writes,
             )),
         );
     }

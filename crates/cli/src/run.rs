@@ -51,6 +51,12 @@ pub struct RunArgs {
     /// is read-only too.
     #[arg(long)]
     read_only: bool,
+    /// Git's own data in the workspace's repositories (objects, refs, the
+    /// index, their lock files) writable, so `git commit` works; the rest
+    /// of `.git` (config, hooks, info …) stays read-only and cannot be
+    /// created (`[confine] git_writes`).
+    #[arg(long, conflicts_with = "read_only")]
+    git_writes: bool,
     /// A file (or directory) the program may read after all — a secret, or a
     /// place outside the readable ones — because the call was allowed to read
     /// it (a grant, a person); repeatable. Exactly that: the rest of a hidden
@@ -122,7 +128,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let policy = config_files::load(args.config.as_deref(), &cwd, &env)?;
     let paths = Arc::new(FsPaths::new(&Scopes::of(&policy.workspace), &env));
     let mut found = paths
-        .confinement(cwd_text)
+        .confinement_with(cwd_text, args.git_writes)
         .context("finding what to confine")?;
     let mut reveal: Vec<String> = Vec::new();
     for p in &args.reveal {
@@ -173,7 +179,10 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             NetworkArg::Off => Network::Off,
             NetworkArg::On => Network::On,
         },
-        guard: Some(Guard(Arc::new(ProtectedNames(Arc::clone(&paths))))),
+        guard: Some(Guard(Arc::new(ProtectedNames {
+            paths: Arc::clone(&paths),
+            git_writes: args.git_writes,
+        }))),
         // portcullis' approval server: never reachable from a confined
         // program, whatever its network.
         unreachable_ports: policy.server_port().into_iter().collect(),
@@ -192,6 +201,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
                 "network": matches!(args.network, NetworkArg::On),
                 "new_names": "judged by the protected table",
                 "unreachable_ports": policy.server_port().into_iter().collect::<Vec<_>>(),
+                "git_writes": args.git_writes,
             })
         );
         for m in made {
@@ -362,13 +372,23 @@ fn writable_file(paths: &FsPaths, p: &Path, cwd: &str) -> Result<(String, Option
 /// New names in the workspace, judged by the protected table as a write
 /// would be: a protected path itself is never created; a tree (a rename, a
 /// symlink) may not arrive where it would put one in place either (`.git`,
-/// which holds `.git/config`; `.github`, which holds its workflows).
-struct ProtectedNames(Arc<FsPaths>);
+/// which holds `.git/config`; `.github`, which holds its workflows). With
+/// `--git-writes`, git's own data in a repository's `.git` is the exception.
+struct ProtectedNames {
+    paths: Arc<FsPaths>,
+    /// `--git-writes`.
+    git_writes: bool,
+}
 
 impl NameGuard for ProtectedNames {
     fn allows(&self, path: &Path, what: NewName) -> bool {
-        self.0
-            .refuses_new_name(&path.to_string_lossy(), what == NewName::Tree)
-            .is_none()
+        let text = path.to_string_lossy();
+        // With `--git-writes`, git's own data in a repository (objects,
+        // refs, the index, their lock files): what `git commit` writes.
+        (self.git_writes && FsPaths::is_git_data(&text))
+            || self
+                .paths
+                .refuses_new_name(&text, what == NewName::Tree)
+                .is_none()
     }
 }

@@ -179,6 +179,7 @@ fn off_asks_and_always_confines_plain_allows() {
         true,
         &[],
         &[],
+        false,
     );
     let out = shell(&sb, &line);
     assert_eq!(
@@ -224,6 +225,7 @@ fn the_confined_form_runs_the_same_text_in_bash() {
             true,
             &[],
             &[],
+            false,
         );
         let out = Command::new("bash").arg("-c").arg(&line).output().unwrap();
         let args: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
@@ -394,4 +396,51 @@ fn a_granted_write_outside_the_workspace_is_writable_and_nothing_else() {
         std::fs::read_to_string(downloads.join("other.txt")).unwrap(),
         "OTHER\n"
     );
+}
+
+/// `[confine] git_writes = true`: the rewrite leaves git's own data writable
+/// (`--git-writes`), so an allowed `git commit` runs confined and works;
+/// without it, the confined commit fails (all of `.git` is protected).
+#[test]
+fn git_writes_lets_a_confined_commit_work() {
+    for (git_writes, works) in [(false, false), (true, true)] {
+        let sb = Sandbox::new("hook-confine-git");
+        std::fs::write(sb.repo.join("a.txt"), "a\n").unwrap();
+        let config = sb.root.join("portcullis.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "mode = \"approve-for-me\"\n[permissions]\nallow = [\"Bash(git add *)\", \"Bash(git commit *)\"]\n[confine]\nmode = \"always\"\ngit_writes = {git_writes}\n"
+            ),
+        )
+        .unwrap();
+        for (k, v) in [("user.name", "t"), ("user.email", "t@x")] {
+            let ok = std::process::Command::new("git")
+                .args(["config", k, v])
+                .current_dir(&sb.repo)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        let command = "git add a.txt && git commit -qm confined";
+        let run = sb.hook(
+            "claude-code",
+            Some(&config),
+            &payload_for("claude-code", &sb.repo, command).to_string(),
+        );
+        let line = rewritten("claude-code", &run.reply().unwrap()).unwrap();
+        assert_eq!(line.contains(" --git-writes "), git_writes, "{line}");
+        let out = shell(&sb, &line);
+        assert_eq!(out.status.success(), works, "{line}: {out:?}");
+        let log = std::process::Command::new("git")
+            .args(["log", "--format=%s"])
+            .current_dir(&sb.repo)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&log.stdout).contains("confined"),
+            works,
+            "{out:?}"
+        );
+    }
 }

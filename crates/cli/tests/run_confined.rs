@@ -250,6 +250,16 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
     Attack {
+        name: "point git at another repository's configuration (.git/commondir)",
+        script: "mkdir -p ../evil && printf '[core]\\n\\tfsmonitor = id\\n' > ../evil/config; echo ../../evil > .git/commondir && echo ESCAPED; rm -rf ../evil",
+        control: true,
+    },
+    Attack {
+        name: "add git's per-repository attributes (filters to run)",
+        script: "echo '* filter=x' >> .git/info/attributes && echo ESCAPED",
+        control: true,
+    },
+    Attack {
         name: "create an editor's settings directory that was not there",
         script: "mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json && echo ESCAPED",
         control: true,
@@ -519,6 +529,52 @@ fn snapshot(root: &Path) -> Vec<(String, String)> {
 fn the_workspace_and_a_private_temporary_directory_are_writable() {
     for user in users() {
         let world = World::new(user);
+        // All of `.git` is protected: git's own writes fail inside…
+        let commit = "git add src/main.rs && git -c user.name=t -c user.email=t@x commit -qm confined && git checkout -qb side && git log --format=%s";
+        let out = world.bash(commit, true, &[], &[]);
+        assert!(!out.status.success(), "as {user:?}: {}", text(&out));
+        // …unless `--git-writes` (`[confine] git_writes`) leaves git's own
+        // data writable: an allowed `git commit` works, and what steers git
+        // (config, hooks, info, a redirect to another repository) stays out
+        // of reach.
+        let out = world.bash(commit, true, &["--git-writes"], &[]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "confined",
+            "as {user:?}: {}",
+            text(&out)
+        );
+        let config = std::fs::read_to_string(world.ws().join(".git/config")).unwrap();
+        let out = world.bash(
+            "echo x >> .git/config; echo x > .git/hooks/pre-commit; echo ../x > .git/commondir; \
+             echo '* filter=x' >> .git/info/attributes; mkdir .git/modules; ln -s /tmp .git/HEAD2; \
+             mv .git/config .git/config2; mv .git gone; ls .git",
+            true,
+            &["--git-writes"],
+            &[],
+        );
+        let ls: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        for absent in ["commondir", "modules", "HEAD2", "config2"] {
+            assert!(
+                !ls.contains(&absent),
+                "as {user:?}: {absent} made\n{}",
+                text(&out)
+            );
+        }
+        assert!(
+            !world.ws().join(".git/hooks/pre-commit").exists(),
+            "{}",
+            text(&out)
+        );
+        assert!(
+            !world.ws().join(".git/info/attributes").exists(),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_to_string(world.ws().join(".git/config")).unwrap(),
+            config
+        );
         let out = world.bash(
             "echo hello > out.txt && cat out.txt && cat src/main.rs && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\" && git status --short >/dev/null && echo git-ok && echo w >> .claude/worktrees/w1/file.rs; exit 7",
             true,

@@ -128,6 +128,18 @@ impl FsPaths {
     /// The concrete paths a run confined to the workspace of `cwd` must
     /// treat specially (module documentation).
     pub fn confinement(&self, cwd: &str) -> Result<Confinement, ConfinementError> {
+        self.confinement_with(cwd, false)
+    }
+
+    /// [`FsPaths::confinement`]; with `git_writes`, a repository's `.git`
+    /// is pinned instead of read-only whole, and git's own data in it
+    /// ([`crate::tables::GIT_DATA_TREES`], [`crate::tables::GIT_DATA_FILES`])
+    /// left writable — everything else in it read-only.
+    pub fn confinement_with(
+        &self,
+        cwd: &str,
+        git_writes: bool,
+    ) -> Result<Confinement, ConfinementError> {
         let writable = self.workspace_roots(cwd);
         if writable.is_empty() {
             return Err(ConfinementError::NoWorkspace(cwd.to_string()));
@@ -138,7 +150,13 @@ impl FsPaths {
         };
         let tables = self.tables();
         for root in &writable {
-            walk_root(root, &tables.protected, &tables.secrets, &mut out)?;
+            walk_root(
+                root,
+                &tables.protected,
+                &tables.secrets,
+                git_writes,
+                &mut out,
+            )?;
         }
         for rule in &tables.secrets {
             for found in anchored_matches(rule) {
@@ -212,6 +230,7 @@ fn walk_root(
     root: &str,
     protected: &[Rule],
     secrets: &[Rule],
+    git_writes: bool,
     out: &mut Confinement,
 ) -> Result<(), ConfinementError> {
     // The root itself, in full: a workspace that is itself protected (or
@@ -273,6 +292,33 @@ fn walk_root(
             } else {
                 first_rule_below(protected, &path, &comps)
             };
+            if git_writes && matched.is_some() && name == ".git" && is_dir && !exempted {
+                // A repository: git's own data stays writable so an allowed
+                // `git commit` works inside; the directory is pinned and
+                // everything else in it (config, hooks, info …) read-only.
+                // New names in it are judged by the supervisor
+                // (`FsPaths::is_git_data`).
+                pin_ancestors(root, &path, &mut out.pinned);
+                push_new(&mut out.pinned, path.clone());
+                if let Ok(inner) = std::fs::read_dir(&path) {
+                    for e in inner.flatten() {
+                        seen += 1;
+                        if seen > WALK_LIMIT {
+                            return Err(ConfinementError::TooLarge {
+                                root: root.to_string(),
+                                limit: WALK_LIMIT,
+                            });
+                        }
+                        let inner_name = e.file_name().to_string_lossy().into_owned();
+                        if !crate::tables::is_git_data(&[inner_name.as_str()])
+                            || !is_git_data_kind(&inner_name, &e)
+                        {
+                            push_new(&mut out.read_only, format!("{path}/{inner_name}"));
+                        }
+                    }
+                }
+                continue;
+            }
             if let Some(rule) = matched {
                 // Read-only whole; with exempt parts (`.claude/worktrees`),
                 // each entry is judged on its own, in full, and the exempt
@@ -303,6 +349,20 @@ fn walk_root(
         }
     }
     Ok(())
+}
+
+/// A top-level entry of `.git` named as git data is only data in its own
+/// shape: a directory for the trees, a regular file for the files (a
+/// symlink named `HEAD` pointing elsewhere is read-only).
+fn is_git_data_kind(name: &str, entry: &std::fs::DirEntry) -> bool {
+    let Ok(t) = entry.file_type() else {
+        return false;
+    };
+    if crate::tables::GIT_DATA_TREES.contains(&name) {
+        t.is_dir()
+    } else {
+        t.is_file()
+    }
 }
 
 /// The directories strictly between `root` and `path`.

@@ -431,6 +431,18 @@ impl FsPaths {
             .map(|r| r.reason)
     }
 
+    /// Whether `path` lies in git's own data inside a repository's `.git`
+    /// directory ([`tables::GIT_DATA_TREES`], [`tables::GIT_DATA_FILES`]):
+    /// writable inside a confined run, never to the agent's own writes.
+    pub fn is_git_data(path: &str) -> bool {
+        let comps = pattern::components(path);
+        comps
+            .iter()
+            .position(|c| *c == ".git")
+            .and_then(|i| comps.get(i + 1..))
+            .is_some_and(tables::is_git_data)
+    }
+
     /// Why a new name at `path` inside the workspace may not be made, by the
     /// protected table: `path` is canonical up to its last component (the
     /// new name, judged as written, not followed). With `tree` (a rename or

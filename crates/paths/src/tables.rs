@@ -303,6 +303,77 @@ pub static HOME_TOOL_DIRS: &[&str] = &[
     "micromamba",
 ];
 
+/// What git itself writes inside a repository's `.git` directory in
+/// ordinary work (commit, fetch, checkout, merge, rebase, stash, gc):
+/// writable inside a confined run, so an allowed `git commit` works there.
+/// The analysis still protects all of `.git` from the agent's own writes;
+/// everything else in `.git` — `config`, `hooks/`, `info/`, `modules/`,
+/// `worktrees/`, `commondir` … which steer what git runs or which repository
+/// it uses — stays read-only inside, and cannot be created. Directories
+/// (with everything below them):
+pub static GIT_DATA_TREES: &[&str] = &[
+    "objects",
+    "refs",
+    "logs",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "rr-cache",
+    "lfs",
+];
+
+/// … and files, each also with a suffix after a dot (`index.lock`,
+/// `index.stash.1234`, `packed-refs.new`: git writes a lock or temporary
+/// file, then renames it into place), and the temporary indexes of a commit
+/// with paths (`next-index-1234.lock`).
+pub static GIT_DATA_FILES: &[&str] = &[
+    "index",
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "COMMIT_EDITMSG",
+    "TAG_EDITMSG",
+    "SQUASH_MSG",
+    "NOTES_MERGE_PARTIAL",
+    "NOTES_MERGE_REF",
+    "packed-refs",
+    "shallow",
+    "gc.pid",
+    "gc.log",
+    "BISECT_LOG",
+    "BISECT_START",
+    "BISECT_TERMS",
+    "BISECT_NAMES",
+    "BISECT_EXPECTED_REV",
+    "BISECT_ANCESTORS_OK",
+    "BISECT_RUN",
+];
+
+/// Whether `rel`, the components below a `.git` directory, is git's own
+/// data ([`GIT_DATA_TREES`], [`GIT_DATA_FILES`]).
+pub fn is_git_data(rel: &[&str]) -> bool {
+    match rel {
+        [] => false,
+        [first, rest @ ..] => {
+            GIT_DATA_TREES.contains(first)
+                || (rest.is_empty()
+                    && (GIT_DATA_FILES.iter().any(|f| {
+                        first
+                            .strip_prefix(f)
+                            .is_some_and(|tail| tail.is_empty() || tail.starts_with('.'))
+                    }) || first.starts_with("next-index-")))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +392,37 @@ mod tests {
 
     fn parse_except(x: &'static str) -> bool {
         crate::pattern::parse_relative(x).is_some()
+    }
+
+    #[test]
+    fn git_data_is_what_git_writes_and_nothing_that_steers_it() {
+        for data in [
+            &["objects", "ab", "cdef"][..],
+            &["refs", "heads", "main"],
+            &["index.lock"],
+            &["index.stash.123.lock"],
+            &["packed-refs.new"],
+            &["next-index-99.lock"],
+            &["HEAD"],
+            &["logs"],
+        ] {
+            assert!(is_git_data(data), "{data:?}");
+        }
+        for steer in [
+            &["config"][..],
+            &["config.lock"],
+            &["hooks", "pre-commit"],
+            &["info", "attributes"],
+            &["modules", "sub", "config"],
+            &["worktrees", "w", "gitdir"],
+            &["commondir"],
+            &["HEAD", "x"],
+            &["HEADS"],
+            &["indexes"],
+            &[],
+        ] {
+            assert!(!is_git_data(steer), "{steer:?}");
+        }
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub enum ConfineMode {
 #[serde(deny_unknown_fields)]
 struct ConfineToml {
     mode: Option<ConfineMode>,
+    git_writes: Option<bool>,
 }
 
 /// Per-agent settings (`[agents.claude-code]` …).
@@ -207,6 +208,8 @@ pub struct Layer {
     pub extra_secret_env: Vec<String>,
     /// `[confine] mode`.
     pub confine: Option<ConfineMode>,
+    /// `[confine] git_writes`.
+    pub confine_git_writes: Option<bool>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -467,6 +470,7 @@ impl Layer {
             secret_env: parsed.secrets.env,
             extra_secret_env: parsed.secrets.extra_env,
             confine: parsed.confine.mode,
+            confine_git_writes: parsed.confine.git_writes,
         })
     }
 
@@ -524,6 +528,7 @@ impl Layer {
             secret_env: None,
             extra_secret_env: Vec::new(),
             confine: None,
+            confine_git_writes: None,
         })
     }
 }
@@ -551,6 +556,10 @@ pub struct Policy {
     pub secret_env: Vec<String>,
     /// When allowed shell calls run confined (`[confine] mode`).
     pub confine: ConfineMode,
+    /// Inside a confinement, git's own data in a repository (objects, refs,
+    /// the index) is writable, so an allowed `git commit` works
+    /// (`[confine] git_writes`, default off: all of `.git` is protected).
+    pub confine_git_writes: bool,
 }
 
 /// The approval server's default address.
@@ -575,6 +584,7 @@ impl Default for Policy {
             agents: Default::default(),
             server_addr: DEFAULT_SERVER_ADDR.to_string(),
             confine: ConfineMode::default(),
+            confine_git_writes: false,
             mcp_servers: Vec::new(),
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
         }
@@ -621,6 +631,9 @@ impl Policy {
             }
             if let Some(c) = l.confine {
                 p.confine = c;
+            }
+            if let Some(g) = l.confine_git_writes {
+                p.confine_git_writes = g;
             }
             for m in &l.mcp_servers {
                 p.mcp_servers.retain(|x| x.name != m.name);

@@ -82,6 +82,10 @@ pub struct Confine {
     /// Never a protected path.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub write_also: Vec<String>,
+    /// Git's own data in a repository is writable inside (`[confine]
+    /// git_writes`): an allowed `git commit` works confined.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub git_writes: bool,
     /// The decision where the call cannot be confined: its verdict and reasons.
     #[serde(skip)]
     pub unconfined: Box<(Verdict, Vec<Reason>)>,
@@ -520,6 +524,7 @@ fn confinement(
         write: false,
         reveal: Vec::new(),
         write_also: Vec::new(),
+        git_writes: policy.confine_git_writes,
         // The caller says what the call is unconfined.
         unconfined: Box::new((verdict, Vec::new())),
     })

@@ -127,7 +127,13 @@ pub(crate) static WRAPPERS: &[WrapperSpec] = &[
         long_valued: &[
             "config", "cwd", "network", "reveal", "write", "session", "token",
         ],
-        long_flags: &["help", "version", "print-profile", "read-only"],
+        long_flags: &[
+            "help",
+            "version",
+            "print-profile",
+            "read-only",
+            "git-writes",
+        ],
         // The file `--write` names is made writable, and created if missing.
         writes: &["write"],
         no_command: &["print-profile"],
