@@ -260,6 +260,11 @@ const ATTACKS: &[Attack] = &[
         control: true,
     },
     Attack {
+        name: "reach into the supervisor (the namespace's first process)",
+        script: "python3 -c \"open('/proc/1/mem', 'r+b')\" 2>/dev/null && echo ESCAPED; readlink /proc/1/fd/* 2>/dev/null | grep -q . && echo ESCAPED",
+        control: false,
+    },
+    Attack {
         name: "create an editor's settings directory that was not there",
         script: "mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json && echo ESCAPED",
         control: true,

@@ -452,6 +452,12 @@ fn confine(plan: &Plan, report_fd: i32) -> Result<(), Failure> {
     // orphaned, supervises, and passes the program's status on.
     let program = fork_or_fail("starting the program's process")?;
     if program > 0 {
+        // The program sees this process as pid 1: not dumpable, so its
+        // memory and descriptors (`/proc/1/mem`, `/proc/1/fd`) are out of the
+        // program's reach even where ptrace rules would let a process of the
+        // same user and Landlock domain in.
+        // SAFETY: prctl takes integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         let Some((init_end, program_end)) = channel else {
             reap_until(program, report_fd)
         };
