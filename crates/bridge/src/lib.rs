@@ -74,9 +74,9 @@ pub struct Options {
     pub env_session: Option<String>,
     /// Refuse first sight of a tool instead of trusting it on first use.
     pub refuse_unpinned: bool,
-    /// The server is trusted (configuration): its annotations may loosen —
-    /// a tool marked `readOnlyHint` has its path arguments judged as reads.
-    /// Untrusted servers' annotations never loosen anything.
+    /// The server is trusted (configuration). Kept for configurations that
+    /// say so; a pinned definition's `readOnlyHint` makes its path arguments
+    /// reads for every server now, and nothing else loosens.
     pub trusted: bool,
     /// Where calls are judged from (paths in arguments are relative to it).
     pub cwd: String,
@@ -86,7 +86,6 @@ struct Shared<A: Authority> {
     name: String,
     cwd: String,
     refuse_unpinned: bool,
-    trusted: bool,
     sources: SessionSources,
     /// The session of every call on stdio, by the one resolver (`None` over
     /// HTTP, where each request names its own).
@@ -215,7 +214,6 @@ impl<A: Authority> Bridge<A> {
             name: opts.name.clone(),
             cwd: opts.cwd.clone(),
             refuse_unpinned: opts.refuse_unpinned,
-            trusted: opts.trusted,
             sources,
             session,
             authority,
@@ -629,15 +627,18 @@ impl<A: Authority> ServerHandler for Bridge<A> {
             .clone()
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        // The tool's own annotations: `destructiveHint` tightens for every
-        // server; `readOnlyHint` loosens only for a server configured trusted.
+        // The tool's own annotations, from its pinned definition (a changed
+        // one is withheld above): `readOnlyHint` makes its path arguments
+        // reads — a server that lies about it runs with the user's rights
+        // anyway and is held by pinning and confinement, not by reading its
+        // arguments as writes; every other annotation (`destructiveHint`)
+        // only tightens.
         let (read_only, destructive) = {
             let offered = self.shared.offered.read().await;
             let hints = offered.get(&name).and_then(|t| t.annotations.clone());
-            let read_only = self.shared.trusted
-                && hints
-                    .as_ref()
-                    .is_some_and(|a| a.read_only_hint == Some(true));
+            let read_only = hints
+                .as_ref()
+                .is_some_and(|a| a.read_only_hint == Some(true));
             let destructive = hints
                 .as_ref()
                 .is_some_and(|a| a.destructive_hint == Some(true));

@@ -26,10 +26,10 @@ pub struct BridgeArgs {
     /// (default: trust on first use).
     #[arg(long)]
     refuse_unpinned: bool,
-    /// Trust the server's annotations to loosen: tools marked `readOnlyHint`
-    /// have their path arguments judged as reads (default: annotations only
-    /// tighten).
-    #[arg(long)]
+    /// Accepted for older configurations; changes nothing now: a pinned
+    /// definition's `readOnlyHint` makes its path arguments reads for every
+    /// server, and no other annotation loosens.
+    #[arg(long, hide = true)]
     trusted: bool,
     /// Run the stdio server confined by the kernel (`portcullis run --network
     /// on`): it reads everything but secrets and portcullis' data and writes

@@ -277,22 +277,37 @@ async fn filesystem_server_reads_allowed_refusals_are_tool_errors_and_grants_wor
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn untrusted_annotations_loosen_nothing() {
-    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n");
+async fn a_pinned_read_only_hint_makes_path_arguments_reads() {
+    // The README's example as written: no `--trusted`, an allow rule naming
+    // the read tool.
+    let w = World::new(
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\", \"mcp__fs__write_file\"]\n",
+    );
     let c = w
         .bridge(
             &["--name", "fs", "--session", "s1"],
             &[&bin("mcp-server-filesystem"), &w.work],
         )
         .await;
-    // Without --trusted, readOnlyHint is a claim: the path is judged as a write.
+    // `read_text_file` is annotated `readOnlyHint`: its path is a read, and a
+    // read in the workspace passes under the allow rule.
     let r = call(
         &c,
         "read_text_file",
         json!({"path": w.work.join("docs/a.txt")}),
     )
     .await;
+    assert!(!refused(&r), "{r:?}");
+    // `write_file` is not: its path is a write, which needs what writes
+    // always need (an `Edit` rule): refused in `ask` mode without one.
+    let r = call(
+        &c,
+        "write_file",
+        json!({"path": w.work.join("docs/new.txt"), "content": "x"}),
+    )
+    .await;
     assert!(refused(&r), "{r:?}");
+    assert!(!w.work.join("docs/new.txt").exists());
     c.cancel().await.unwrap();
 }
 

@@ -140,7 +140,9 @@ pub struct McpServer {
     pub command: Vec<String>,
     /// A Streamable HTTP server's URL (instead of `command`).
     pub url: Option<String>,
-    /// Its annotations may loosen (`readOnlyHint` tools' paths are reads).
+    /// Accepted for older configurations; changes nothing now (a pinned
+    /// definition's `readOnlyHint` makes its path arguments reads for every
+    /// server).
     pub trusted: bool,
     /// Withhold tools seen for the first time until a person approves them.
     pub refuse_unpinned: bool,
