@@ -35,6 +35,23 @@ impl Store {
         trust_first_use: bool,
         now: i64,
     ) -> Result<PinCheck> {
+        // Read first: a definition already approved or rejected — every
+        // `tools/list` after the first — needs no write lock.
+        let known: Option<PinStatus> = self
+            .conn
+            .prepare_cached(
+                "SELECT status FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![server, tool, hash], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(self.sql("read a tool pin"))?;
+        match known {
+            Some(PinStatus::Approved) => return Ok(PinCheck::Approved),
+            Some(PinStatus::Rejected) => return Ok(PinCheck::Rejected),
+            _ => {}
+        }
         let tx = self.immediate("lock the database to check a tool pin")?;
         let this: Option<PinStatus> = tx
             .prepare_cached(

@@ -102,3 +102,34 @@ fn unpinned_servers_can_be_refused_and_definitions_rejected() {
         PinCheck::FirstUse
     );
 }
+
+/// A definition already approved is checked without the write lock: every
+/// `tools/list` after the first answers while another process holds it.
+#[test]
+fn an_approved_pin_is_checked_without_the_write_lock() {
+    let (dir, store) = support::store();
+    let v1 = json!({"name": "read_file"});
+    assert_eq!(
+        store
+            .check_pin("fs", "read_file", "h1", &v1, true, 10)
+            .unwrap(),
+        PinCheck::FirstUse
+    );
+    store
+        .set_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let raw = rusqlite::Connection::open(dir.path().join("portcullis.db")).unwrap();
+    raw.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert_eq!(
+        store
+            .check_pin("fs", "read_file", "h1", &v1, true, 11)
+            .unwrap(),
+        PinCheck::Approved
+    );
+    // A new definition needs the lock: it waits, then says why it failed.
+    let err = store
+        .check_pin("fs", "read_file", "h2", &json!({"name": "x"}), true, 12)
+        .unwrap_err();
+    assert!(err.to_string().contains("lock"), "{err}");
+    raw.execute_batch("ROLLBACK").unwrap();
+}
