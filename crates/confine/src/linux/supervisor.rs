@@ -710,8 +710,11 @@ fn read_string(tid: i32, addr: u64) -> Result<Vec<u8>, i32> {
         // SAFETY: `local` describes `buf`, writable for `want` bytes; the
         // remote range is only read, by the kernel, from the program.
         let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+        // A bad pointer is EFAULT, as the kernel says; a program that made
+        // itself non-dumpable (ssh does) cannot be read: EPERM, and its new
+        // names are refused — a name that cannot be checked is not made.
         let Ok(n) = usize::try_from(n) else {
-            return Err(libc::EFAULT);
+            return Err(errno());
         };
         if n == 0 {
             return Err(libc::EFAULT);
@@ -747,6 +750,9 @@ fn read_bytes(tid: i32, addr: u64, len: usize) -> Result<Vec<u8>, i32> {
     };
     // SAFETY: `local` describes `buf`, writable for `len` bytes.
     let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(errno());
+    }
     if usize::try_from(n).ok() != Some(len) {
         return Err(libc::EFAULT);
     }
