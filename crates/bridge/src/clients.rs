@@ -13,6 +13,9 @@ const CLIENT_TIMEOUTS: &[(&str, Option<u64>)] = &[
     ("claude-code", None),
     // Codex: `tool_timeout_sec`, 60 s unless configured per server.
     ("codex-mcp-client", Some(60)),
+    // Gemini CLI: `MCP_DEFAULT_TIMEOUT_MSEC`, 10 minutes unless the server's
+    // `timeout` says otherwise (`packages/core/src/tools/mcp-client.ts`).
+    ("gemini-cli-mcp-client", Some(600)),
 ];
 
 /// A client not in the table: assume it waits a minute, as Codex does.
@@ -52,6 +55,14 @@ mod tests {
             Duration::from_secs(54)
         );
         assert_eq!(hold_budget(Some("claude-code"), two_minutes), two_minutes);
+        assert_eq!(
+            hold_budget(Some("gemini-cli-mcp-client"), two_minutes),
+            two_minutes
+        );
+        assert_eq!(
+            hold_budget(Some("gemini-cli-mcp-client"), Duration::from_secs(900)),
+            Duration::from_secs(540)
+        );
         assert_eq!(
             hold_budget(Some("something-new"), two_minutes),
             Duration::from_secs(54)
