@@ -508,76 +508,80 @@ fn socket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
     Ok(unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) })
 }
 
+/// Runs `f` with a one-byte message whose control buffer holds room for one
+/// descriptor (`SCM_RIGHTS`): what [`send_fd`] fills and [`recv_fd`] reads.
+fn with_fd_message<R>(f: impl FnOnce(&mut libc::msghdr) -> R) -> R {
+    let mut byte = [0u8; 1];
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    // u64 words: aligned for cmsghdr.
+    let mut control = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: a zeroed msghdr is valid; it then points at the live buffers
+    // above, which outlive `f`.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    f(&mut msg)
+}
+
 /// Sends `fd` over the Unix socket `sock` (SCM_RIGHTS).
 fn send_fd(sock: &OwnedFd, fd: &OwnedFd) -> Result<(), Failure> {
-    let raw = fd.as_raw_fd();
-    let mut byte = [0u8; 1];
-    // SAFETY: CMSG_SPACE of one int; the control buffer is sized by it and
-    // aligned for cmsghdr (u64 words); msghdr points at live buffers.
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
-        let mut control = vec![0u64; space.div_ceil(8)];
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() {
-            return Err(fail("sending the supervisor's listener"));
+    with_fd_message(|msg| {
+        // SAFETY: the control buffer has room for one descriptor's header
+        // and data (with_fd_message); sendmsg reads the live message.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            if cmsg.is_null() {
+                return Err(fail("sending the supervisor's listener"));
+            }
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fd.as_raw_fd());
+            if libc::sendmsg(sock.as_raw_fd(), msg, 0) != 1 {
+                return Err(fail("sending the supervisor's listener"));
+            }
         }
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), raw);
-        if libc::sendmsg(sock.as_raw_fd(), &msg, 0) != 1 {
-            return Err(fail("sending the supervisor's listener"));
-        }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Receives one descriptor sent with [`send_fd`]; none when the other end
 /// closed without sending.
 fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    // SAFETY: as in send_fd; the received descriptor is owned from here.
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
-        let mut control = vec![0u64; space.div_ceil(8)];
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        loop {
-            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+    with_fd_message(|msg| {
+        // SAFETY: recvmsg fills the live message; the received descriptor
+        // is owned from here.
+        unsafe {
+            loop {
+                let n = libc::recvmsg(sock.as_raw_fd(), msg, libc::MSG_CMSG_CLOEXEC);
+                if n < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {
+                    continue;
+                }
+                if n != 1 {
+                    return None;
+                }
+                break;
             }
-            if n != 1 {
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            if cmsg.is_null()
+                || (*cmsg).cmsg_level != libc::SOL_SOCKET
+                || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+            {
                 return None;
             }
-            break;
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
+            (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
         }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
-        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
-    }
+    })
 }
 
 /// The namespace's first process with a supervisor: answers the program's
