@@ -562,86 +562,39 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
+/// The `*at` form of an older call: the same arguments with `AT_FDCWD`
+/// where the old call has no directory (`mkdir(p, m)` is `mkdirat(AT_FDCWD,
+/// p, m)`), so one reading serves both.
+fn at_form(nr: libc::c_long, a: [u64; 6]) -> (libc::c_long, [u64; 6]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let cwd = libc::AT_FDCWD as u32 as u64;
+        let created = (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64;
+        let [a0, a1, a2, a3, ..] = a;
+        let at = match nr {
+            libc::SYS_open => Some((libc::SYS_openat, [cwd, a0, a1, a2, 0, 0])),
+            libc::SYS_creat => Some((libc::SYS_openat, [cwd, a0, created, a1, 0, 0])),
+            libc::SYS_mkdir => Some((libc::SYS_mkdirat, [cwd, a0, a1, 0, 0, 0])),
+            libc::SYS_mknod => Some((libc::SYS_mknodat, [cwd, a0, a1, a2, 0, 0])),
+            libc::SYS_symlink => Some((libc::SYS_symlinkat, [a0, cwd, a1, 0, 0, 0])),
+            libc::SYS_link => Some((libc::SYS_linkat, [cwd, a0, cwd, a1, 0, 0])),
+            libc::SYS_rename => Some((libc::SYS_renameat2, [cwd, a0, cwd, a1, 0, 0])),
+            libc::SYS_renameat => Some((libc::SYS_renameat2, [a0, a1, a2, a3, 0, 0])),
+            _ => None,
+        };
+        if let Some(at) = at {
+            return at;
+        }
+    }
+    (nr, a)
+}
+
 /// Reads the call's arguments (its strings from the program's memory).
 fn read_call(tid: i32, data: &libc::seccomp_data) -> Result<Call, i32> {
-    let a = data.args;
+    let (nr, a) = at_form(libc::c_long::from(data.nr), data.args);
     // Descriptor and flag arguments are C ints: their low 32 bits.
     let int = |i: usize| a.get(i).map_or(0, |v| *v as u32 as i32);
     let s = |i: usize| read_string(tid, a.get(i).copied().unwrap_or(0));
-    let nr = libc::c_long::from(data.nr);
-    let at_cwd = libc::AT_FDCWD;
-    #[cfg(target_arch = "x86_64")]
-    {
-        match nr {
-            libc::SYS_open => {
-                return Ok(Call::Open {
-                    dirfd: at_cwd,
-                    path: s(0)?,
-                    flags: int(1),
-                    mode: int(2) as u32,
-                });
-            }
-            libc::SYS_creat => {
-                return Ok(Call::Open {
-                    dirfd: at_cwd,
-                    path: s(0)?,
-                    flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-                    mode: int(1) as u32,
-                });
-            }
-            libc::SYS_mkdir => {
-                return Ok(Call::Mkdir {
-                    dirfd: at_cwd,
-                    path: s(0)?,
-                    mode: int(1) as u32,
-                });
-            }
-            libc::SYS_mknod => {
-                return Ok(Call::Mknod {
-                    dirfd: at_cwd,
-                    path: s(0)?,
-                    mode: int(1) as u32,
-                    dev: a[2],
-                });
-            }
-            libc::SYS_symlink => {
-                return Ok(Call::Symlink {
-                    target: s(0)?,
-                    dirfd: at_cwd,
-                    path: s(1)?,
-                });
-            }
-            libc::SYS_link => {
-                return Ok(Call::Link {
-                    old_dirfd: at_cwd,
-                    old: s(0)?,
-                    new_dirfd: at_cwd,
-                    new: s(1)?,
-                    flags: 0,
-                });
-            }
-            libc::SYS_rename => {
-                return Ok(Call::Rename {
-                    old_dirfd: at_cwd,
-                    old: s(0)?,
-                    new_dirfd: at_cwd,
-                    new: s(1)?,
-                    flags: 0,
-                });
-            }
-            libc::SYS_renameat => {
-                return Ok(Call::Rename {
-                    old_dirfd: int(0),
-                    old: s(1)?,
-                    new_dirfd: int(2),
-                    new: s(3)?,
-                    flags: 0,
-                });
-            }
-            _ => {}
-        }
-    }
-    let _ = at_cwd;
     Ok(match nr {
         libc::SYS_openat => Call::Open {
             dirfd: int(0),
