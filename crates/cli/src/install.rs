@@ -554,20 +554,11 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
         obj(&pairs)
     };
     let change = match agent {
-        Agent::ClaudeCode => merge_matcher_groups(
-            &mut root,
-            agent,
-            "PreToolUse",
-            "*",
-            handler(&[("timeout", timeout_field(agent))]),
-            file,
-        )?,
-        // Codex: `PreToolUse` denies and rewrites; `PermissionRequest`, where
-        // Codex would ask its user about a shell command, lets what
-        // portcullis allows run without Codex asking (and refuses what it
-        // denies). Only shell commands: Codex's `NetworkAccess` requests
+        // Codex also gets `PermissionRequest` (shell commands only): where
+        // Codex would ask, what portcullis allows runs without Codex asking
+        // and what it denies is refused. Codex's `NetworkAccess` requests
         // stay Codex's own.
-        Agent::Codex => {
+        Agent::ClaudeCode | Agent::Codex => {
             let pre = merge_matcher_groups(
                 &mut root,
                 agent,
@@ -576,18 +567,22 @@ fn new_text(agent: Agent, file: &Path, old: Option<&str>, bin: &Path) -> Result<
                 handler(&[("timeout", timeout_field(agent))]),
                 file,
             )?;
-            let permission = merge_matcher_groups(
-                &mut root,
-                agent,
-                "PermissionRequest",
-                CODEX_PERMISSION_MATCHER,
-                handler(&[("timeout", timeout_field(agent))]),
-                file,
-            )?;
-            match (pre, permission) {
-                (Change::Unchanged, Change::Unchanged) => Change::Unchanged,
-                (Change::Added, Change::Added) => Change::Added,
-                _ => Change::Updated,
+            if agent == Agent::Codex {
+                let permission = merge_matcher_groups(
+                    &mut root,
+                    agent,
+                    "PermissionRequest",
+                    CODEX_PERMISSION_MATCHER,
+                    handler(&[("timeout", timeout_field(agent))]),
+                    file,
+                )?;
+                match (pre, permission) {
+                    (Change::Unchanged, Change::Unchanged) => Change::Unchanged,
+                    (Change::Added, Change::Added) => Change::Added,
+                    _ => Change::Updated,
+                }
+            } else {
+                pre
             }
         }
         Agent::Gemini => merge_matcher_groups(
