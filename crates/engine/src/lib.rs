@@ -315,17 +315,8 @@ impl<F: PathFacts> Engine<F> {
             if session_id.is_some() {
                 return Err(EngineError::NoStore("deciding a call in a session"));
             }
-            let decision = match &self.skill {
-                Some(skill) => decide_with_skill(call, policy, facts, skill),
-                None => decide(call, policy, facts),
-            };
-            let decision = if ctx.can_confine {
-                let mut d = decision;
-                d.reveal_allowed_paths(&call.cwd, facts);
-                d
-            } else {
-                decision.without_confinement()
-            };
+            let mut decision = self.policy_decision(policy, facts, call, ctx);
+            decision.reveal_allowed_paths(&call.cwd, facts);
             return Ok(Outcome {
                 decision,
                 session: None,
@@ -336,13 +327,7 @@ impl<F: PathFacts> Engine<F> {
             });
         };
         let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
-        let mut decision = match &self.skill {
-            Some(skill) => decide_with_skill(call, policy, facts, skill),
-            None => decide(call, policy, facts),
-        };
-        if !ctx.can_confine {
-            decision = decision.without_confinement();
-        }
+        let mut decision = self.policy_decision(policy, facts, call, ctx);
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let active =
@@ -412,6 +397,27 @@ impl<F: PathFacts> Engine<F> {
             request,
             audit_id: Some(audit.id),
         })
+    }
+
+    /// The policy's decision alone (the skill's tools included), as the
+    /// front door can carry it out: one that cannot confine gets the
+    /// decision as if confinement did not exist.
+    fn policy_decision(
+        &self,
+        policy: &Policy,
+        facts: &F,
+        call: &ToolCall,
+        ctx: &CallContext,
+    ) -> Decision {
+        let decision = match &self.skill {
+            Some(skill) => decide_with_skill(call, policy, facts, skill),
+            None => decide(call, policy, facts),
+        };
+        if ctx.can_confine {
+            decision
+        } else {
+            decision.without_confinement()
+        }
     }
 
     /// The session's status and the sessions whose grants it may use: itself
