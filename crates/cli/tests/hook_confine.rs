@@ -276,32 +276,24 @@ fn in_ask_mode_without_edit_rules_the_confined_call_is_read_only() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "./a.txt\n");
 }
 
-/// A person's grant to read a secret is part of the profile: the call runs
-/// confined with exactly that file revealed (`--reveal`), the rest of its
-/// directory still hidden.
-#[test]
-fn a_granted_secret_read_is_revealed_and_nothing_else() {
-    let sb = Sandbox::new("hook-confine-grant");
-    let aws = sb.home.join(".aws");
-    std::fs::create_dir_all(&aws).unwrap();
-    std::fs::write(aws.join("credentials"), "KEYDATA\n").unwrap();
-    std::fs::write(aws.join("config"), "CONFIGDATA\n").unwrap();
-    let config = sb.root.join("portcullis.toml");
-    std::fs::write(
-        &config,
-        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
-    )
-    .unwrap();
-    let command = "cat ~/.aws/credentials ~/.aws/config";
+/// The rewritten form of `command` once a person granted `op` on `paths`
+/// for the session: without the grants it asks (the session registers
+/// itself), with them it comes back rewritten.
+fn rewritten_after_grants(
+    sb: &Sandbox,
+    config: &Path,
+    command: &str,
+    op: &str,
+    paths: &[std::path::PathBuf],
+) -> String {
     let payload = payload_for("claude-code", &sb.repo, command).to_string();
-    // Without a grant the secret read asks (the session registers itself).
-    let run = sb.hook("claude-code", Some(&config), &payload);
+    let run = sb.hook("claude-code", Some(config), &payload);
     assert_eq!(
         run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
         "ask",
         "{run:?}"
     );
-    for path in [aws.join("credentials"), aws.join("config")] {
+    for path in paths {
         let out = sb.cli(&[
             "grants",
             "add",
@@ -310,15 +302,33 @@ fn a_granted_secret_read_is_revealed_and_nothing_else() {
             "--scope",
             "session",
             "--op",
-            "read",
+            op,
             "--path",
             &path.to_string_lossy(),
         ]);
         assert!(out.status.success(), "{out:?}");
     }
-    let run = sb.hook("claude-code", Some(&config), &payload);
-    let reply = run.reply().unwrap();
-    let line = rewritten("claude-code", &reply).unwrap();
+    let run = sb.hook("claude-code", Some(config), &payload);
+    rewritten("claude-code", &run.reply().unwrap()).unwrap()
+}
+
+/// A person's grant to read a secret is part of the profile: the call runs
+/// confined with exactly that file revealed (`--reveal`), the rest of its
+/// directory still hidden.
+#[test]
+fn a_granted_secret_read_is_revealed_and_nothing_else() {
+    let (sb, config) = sandbox("always");
+    let aws = sb.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), "KEYDATA\n").unwrap();
+    std::fs::write(aws.join("config"), "CONFIGDATA\n").unwrap();
+    let line = rewritten_after_grants(
+        &sb,
+        &config,
+        "cat ~/.aws/credentials ~/.aws/config",
+        "read",
+        &[aws.join("credentials"), aws.join("config")],
+    );
     assert!(line.contains(" --reveal "), "{line}");
     let out = shell(&sb, &line);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -345,51 +355,39 @@ fn a_granted_secret_read_is_revealed_and_nothing_else() {
 /// (`--write`); its neighbours stay as they are.
 #[test]
 fn a_granted_write_outside_the_workspace_is_writable_and_nothing_else() {
-    let sb = Sandbox::new("hook-confine-write");
+    let (sb, config) = sandbox("always");
     let downloads = sb.home.join("Downloads");
     std::fs::create_dir_all(&downloads).unwrap();
     std::fs::write(downloads.join("other.txt"), "OTHER\n").unwrap();
     std::fs::write(downloads.join("out.txt"), "OLD\n").unwrap();
-    let config = sb.root.join("portcullis.toml");
-    std::fs::write(
+    let out_txt = std::fs::canonicalize(downloads.join("out.txt")).unwrap();
+    let line = rewritten_after_grants(
+        &sb,
         &config,
-        "mode = \"approve-for-me\"\n[confine]\nmode = \"always\"\n",
-    )
-    .unwrap();
-    let command = "echo done > ~/Downloads/out.txt";
-    let payload = payload_for("claude-code", &sb.repo, command).to_string();
-    let run = sb.hook("claude-code", Some(&config), &payload);
-    assert_eq!(
-        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
-        "ask",
-        "{run:?}"
-    );
-    let out = sb.cli(&[
-        "grants",
-        "add",
-        "--session",
-        "s1",
-        "--scope",
-        "session",
-        "--op",
+        "echo done > ~/Downloads/out.txt",
         "write",
-        "--path",
-        &downloads.join("out.txt").to_string_lossy(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let run = sb.hook("claude-code", Some(&config), &payload);
-    let reply = run.reply().unwrap();
-    let line = rewritten("claude-code", &reply).unwrap();
+        std::slice::from_ref(&out_txt),
+    );
     assert!(line.contains(" --write "), "{line}");
     let out = shell(&sb, &line);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        std::fs::read_to_string(downloads.join("out.txt")).unwrap(),
-        "done\n"
-    );
-    // The same profile, a neighbour written: refused by the kernel.
-    let sneaky = line.replace("out.txt", "other.txt");
-    let sneaky = sneaky.replacen("other.txt", "out.txt", 1);
+    assert_eq!(std::fs::read_to_string(&out_txt).unwrap(), "done\n");
+    // The same profile: the granted file again works, a neighbour is
+    // refused by the kernel.
+    let profile = |text: &str| {
+        portcullis_adapters::confined_command(
+            env!("CARGO_BIN_EXE_portcullis"),
+            text,
+            false,
+            true,
+            &[],
+            &[out_txt.to_string_lossy().into_owned()],
+            false,
+        )
+    };
+    let out = shell(&sb, &profile("echo again >> ~/Downloads/out.txt"));
+    assert!(out.status.success(), "{out:?}");
+    let sneaky = profile("echo x > ~/Downloads/other.txt");
     let out = shell(&sb, &sneaky);
     assert!(!out.status.success(), "{sneaky}: {out:?}");
     assert_eq!(
