@@ -100,6 +100,21 @@ impl World {
         self.root.join("data")
     }
 
+    /// `program` in the workspace with this world's environment only.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let home = self.home();
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("PORTCULLIS_DATA_DIR", self.data())
+            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
+            .current_dir(self.ws());
+        c
+    }
+
     /// Runs `bash -c script` in the workspace, confined (`portcullis run`
     /// with `extra` options) or not.
     fn bash(&self, script: &str, confined: bool, extra: &[&str], env: &[(&str, &str)]) -> Output {
@@ -121,18 +136,8 @@ impl World {
         }
         argv.extend(["bash".into(), "-c".into(), script.into()]);
         let (program, args) = argv.split_first().expect("argv");
-        let home = self.home();
-        let mut c = Command::new(program);
-        c.args(args)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("PORTCULLIS_DATA_DIR", self.data())
-            .env("PORTCULLIS_MANAGED_CONFIG", self.root.join("managed.toml"))
-            .env("DATA", self.data())
-            .current_dir(self.ws());
+        let mut c = self.command(program);
+        c.args(args).env("DATA", self.data());
         for (k, v) in env {
             c.env(k, v);
         }
@@ -739,14 +744,7 @@ fn a_file_outside_the_workspace_is_writable_exactly_when_named() {
 fn a_sessions_standing_grants_join_the_profile_with_its_token() {
     let world = World::new(None);
     let cli = |args: &[&str]| {
-        let out = Command::new(BIN)
-            .args(args)
-            .env("HOME", world.home())
-            .env("XDG_CONFIG_HOME", world.home().join(".config"))
-            .env("PORTCULLIS_DATA_DIR", world.data())
-            .env("PORTCULLIS_MANAGED_CONFIG", world.root.join("managed.toml"))
-            .output()
-            .unwrap();
+        let out = world.command(BIN).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", text(&out));
         String::from_utf8_lossy(&out.stdout).to_string()
     };
@@ -771,7 +769,14 @@ fn a_sessions_standing_grants_join_the_profile_with_its_token() {
         .to_string();
     let creds = world.home().join(".aws/credentials");
     let report = world.home().join("Downloads/report.txt");
-    for (op, path, scope) in [("read", &creds, "session"), ("write", &report, "session")] {
+    // A once-grant is for one call, never part of a profile.
+    let other = world.home().join("Downloads/other.txt");
+    for (op, path, scope) in [
+        ("read", &creds, "session"),
+        ("write", &report, "session"),
+        ("read", &other, "once"),
+    ] {
+        let path = path.to_string_lossy();
         cli(&[
             "grants",
             "add",
@@ -782,23 +787,9 @@ fn a_sessions_standing_grants_join_the_profile_with_its_token() {
             "--op",
             op,
             "--path",
-            &path.to_string_lossy(),
+            &path,
         ]);
     }
-    // A once-grant is for one call, never part of a profile.
-    let other = world.home().join("Downloads/other.txt");
-    cli(&[
-        "grants",
-        "add",
-        "--session",
-        "S1",
-        "--scope",
-        "once",
-        "--op",
-        "read",
-        "--path",
-        &other.to_string_lossy(),
-    ]);
     let script = "cat ~/.aws/credentials; echo more >> ~/Downloads/report.txt && echo written; cat ~/Downloads/other.txt || echo other-hidden";
     let out = world.bash(script, true, &["--session", "S1", "--token", &token], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
