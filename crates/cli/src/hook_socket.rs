@@ -31,8 +31,8 @@ use crate::hook_judge::{
     self, ACCEPTED, Authority, HookRequest, HookResponse, MAX_REQUEST, PROTOCOL, SOCKET_FILE,
 };
 
-/// Hook calls judged at once; past it a connection is closed unanswered and
-/// its hook judges the call itself.
+/// Hook calls judged at once; past it a call waits in the socket's backlog,
+/// and its hook judges it itself if no thread accepts it in time.
 const MAX_CONNECTIONS: usize = 64;
 
 /// How long a hook may take to send its call.
@@ -79,40 +79,87 @@ pub fn listen(
     let socket = HookSocket { path: path.clone() };
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("making {} private", path.display()))?;
-    let active = Arc::new(AtomicUsize::new(0));
-    std::thread::Builder::new()
-        .name("portcullis-hooks".into())
-        .spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                if active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                    active.fetch_sub(1, Ordering::SeqCst);
-                    continue;
-                }
-                let (decider, runtime, done) =
-                    (Arc::clone(&decider), runtime.clone(), Arc::clone(&active));
-                let spawned = std::thread::Builder::new()
-                    .name("portcullis-hook".into())
-                    .stack_size(STACK_SIZE)
-                    .spawn(move || {
-                        // The slot is given back however the call ends.
-                        let _slot = Slot(done);
-                        serve_one(stream, &decider, &runtime);
-                    });
-                if spawned.is_err() {
-                    active.fetch_sub(1, Ordering::SeqCst);
-                }
-            }
-        })
-        .context("starting the hook socket's thread")?;
+    let workers = Arc::new(Workers {
+        listener,
+        idle: AtomicUsize::new(0),
+        running: AtomicUsize::new(0),
+        decider,
+        runtime,
+    });
+    for _ in 0..RESIDENT_WORKERS {
+        Workers::start(&workers, true).context("starting the hook socket's threads")?;
+    }
     Ok(socket)
 }
 
-/// One of the [`MAX_CONNECTIONS`] slots, given back when dropped (a panic
-/// included).
-struct Slot(Arc<AtomicUsize>);
+/// Threads that never end, each waiting in `accept` on the socket: a call
+/// costs no thread start (a stack mapped, a signal stack set, the
+/// allocator's pages given back at its end) and no hand-over from an
+/// accepting thread to a serving one (a wake-up is tens of microseconds on a
+/// virtual machine).
+const RESIDENT_WORKERS: usize = 4;
 
-impl Drop for Slot {
+/// The threads that take hook calls: [`RESIDENT_WORKERS`] resident ones, and
+/// when the last idle one takes a call (another may be held for a person for
+/// a minute), one more that serves one call and ends, up to
+/// [`MAX_CONNECTIONS`] in all. Past that, calls wait in the socket's backlog;
+/// a hook whose call is not accepted within its wait judges it itself.
+struct Workers {
+    listener: UnixListener,
+    /// Threads waiting in `accept`.
+    idle: AtomicUsize,
+    /// Threads started and not ended.
+    running: AtomicUsize,
+    decider: Arc<Decider>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Workers {
+    fn start(workers: &Arc<Workers>, resident: bool) -> std::io::Result<()> {
+        workers.running.fetch_add(1, Ordering::SeqCst);
+        workers.idle.fetch_add(1, Ordering::SeqCst);
+        let this = Arc::clone(workers);
+        let started = std::thread::Builder::new()
+            .name("portcullis-hook".into())
+            .stack_size(STACK_SIZE)
+            .spawn(move || this.work(resident));
+        if started.is_err() {
+            workers.running.fetch_sub(1, Ordering::SeqCst);
+            workers.idle.fetch_sub(1, Ordering::SeqCst);
+        }
+        started.map(drop)
+    }
+
+    fn work(self: Arc<Self>, resident: bool) {
+        // Counted out however the thread ends (a panic included).
+        let _running = Counted(&self.running);
+        loop {
+            let accepted = self.listener.accept();
+            let Ok((stream, _)) = accepted else {
+                // Out of descriptors, or an aborted connection: try again
+                // shortly rather than spin.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            if self.idle.fetch_sub(1, Ordering::SeqCst) == 1
+                && self.running.load(Ordering::SeqCst) < MAX_CONNECTIONS
+            {
+                // The last idle thread took this call: keep one accepting.
+                let _ = Workers::start(&self, false);
+            }
+            serve_one(stream, &self.decider, &self.runtime);
+            if !resident {
+                return;
+            }
+            self.idle.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A count taken for as long as this lives (a panic included).
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
