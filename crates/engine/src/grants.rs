@@ -1,9 +1,10 @@
 //! Grants: what a person approved, applied to what the policy would ask about.
 
 use portcullis_policy::rules::{CommandPattern, Dynamics};
+use portcullis_policy::tables::{ToolKind, ToolTable};
 use portcullis_policy::{Decision, Effect, PathFacts, Reason, ReasonCode, ToolCall, Verdict};
 use portcullis_store::{
-    AgentKind, Grant, GrantScope, GrantTarget, NewRequest, Op, Resolution, Store,
+    AgentKind, CallEffect, Grant, GrantScope, GrantTarget, NewRequest, Op, Resolution, Store,
 };
 
 use crate::EngineError;
@@ -21,11 +22,12 @@ pub(crate) fn cover(
     d: &Decision,
     grants: &[Grant],
     call: &ToolCall,
+    table: &ToolTable,
     facts: &dyn PathFacts,
     store: &Store,
     now: i64,
 ) -> Result<Option<Vec<i64>>, EngineError> {
-    let Some(covers) = grants_covering(d, grants, call, facts) else {
+    let Some(covers) = grants_covering(d, grants, call, table, facts) else {
         return Ok(None);
     };
     let used = distinct_grants(&covers);
@@ -48,9 +50,10 @@ pub(crate) fn covered_without_consuming(
     d: &Decision,
     grants: &[Grant],
     call: &ToolCall,
+    table: &ToolTable,
     facts: &dyn PathFacts,
 ) -> Option<Vec<i64>> {
-    grants_covering(d, grants, call, facts).map(|c| distinct_grants(&c))
+    grants_covering(d, grants, call, table, facts).map(|c| distinct_grants(&c))
 }
 
 /// Each grant once, in the order first used.
@@ -76,13 +79,30 @@ fn refuses(j: &Reason) -> bool {
         )
 }
 
-/// A grant for every refused effect of the decision, or `None`.
+/// A grant for every refused effect of the decision, or `None`: a grant of
+/// this very call whose refused effects are still the ones approved, else a
+/// standing grant (a path, a command pattern, a tool) for each of them.
 fn grants_covering(
     d: &Decision,
     grants: &[Grant],
     call: &ToolCall,
+    table: &ToolTable,
     facts: &dyn PathFacts,
 ) -> Option<Vec<Cover>> {
+    if let Some(refused) = refused_in_call(d, call, facts) {
+        let text = call_text(call, table);
+        let mut calls: Vec<&Grant> = grants
+            .iter()
+            .filter(|g| covers_call(g, call, &text, &refused))
+            .collect();
+        calls.sort_by_key(|g| g.scope == GrantScope::Once);
+        if let Some(g) = calls.first() {
+            return Some(vec![Cover {
+                grant: g.id,
+                once: g.scope == GrantScope::Once,
+            }]);
+        }
+    }
     let refused: Vec<_> = d.judgements.iter().filter(|j| refuses(j)).collect();
     let mut covers: Vec<Cover> = Vec::new();
     for j in refused {
@@ -207,12 +227,181 @@ fn covers(g: &Grant, effect: &Effect, r: &Resolved, d: &Decision, call: &ToolCal
     }
 }
 
+/// Whether `g` is a grant of this call (same tool, text and directory) that
+/// approved every effect refused now.
+fn covers_call(g: &Grant, call: &ToolCall, text: &str, refused: &[CallEffect]) -> bool {
+    let GrantTarget::Call {
+        tool,
+        call: granted,
+        cwd,
+        effects,
+    } = &g.target
+    else {
+        return false;
+    };
+    *tool == call.tool.name
+        && granted == text
+        && *cwd == call.cwd
+        && refused
+            .iter()
+            .all(|r| effects.iter().any(|e| e.key == r.key))
+}
+
+/// Fields of a tool's input that change nothing it does (Claude Code's
+/// `description` of a Bash call, its `timeout`): a retry may word them anew.
+const COSMETIC_FIELDS: &[&str] = &["description", "timeout"];
+
+/// The call as a call grant names it: a shell tool's command text (with the
+/// directory it starts in, where the tool has one), a read's path, a fetch's
+/// URL, else the tool's input as canonical JSON without its cosmetic fields.
+pub(crate) fn call_text(call: &ToolCall, table: &ToolTable) -> String {
+    let field = |name: &str| call.input.get(name).and_then(|v| v.as_str());
+    match table.kind(&call.tool.name) {
+        Some(ToolKind::Shell { command, dir }) => {
+            if let Some(text) = field(command) {
+                return match dir.and_then(field) {
+                    Some(dir) => format!("{text}\n# in {dir}"),
+                    None => text.to_string(),
+                };
+            }
+        }
+        // What a read or a fetch does is its path or URL (a fetch's prompt
+        // is the question asked about the page, a read's range a window).
+        Some(ToolKind::Read { path }) => {
+            if let Some(path) = field(path) {
+                return path.to_string();
+            }
+        }
+        Some(ToolKind::Fetch { url }) => {
+            if let Some(url) = field(url) {
+                return url.to_string();
+            }
+        }
+        _ => {}
+    }
+    let mut input = call.input.clone();
+    if let Some(fields) = input.as_object_mut() {
+        for f in COSMETIC_FIELDS {
+            fields.remove(*f);
+        }
+    }
+    crate::pins::canonical(&input)
+}
+
+/// Every effect the decision refuses, as a request shows it and a call grant
+/// records it; `None` when one of them is not a person's to approve (a deny
+/// rule, a protected path …) or nothing is refused.
+fn refused_in_call(
+    d: &Decision,
+    call: &ToolCall,
+    facts: &dyn PathFacts,
+) -> Option<Vec<CallEffect>> {
+    let mut out: Vec<CallEffect> = Vec::new();
+    for j in d.judgements.iter().filter(|j| refuses(j)) {
+        if !j.code.approvable_in_call(j.verdict) {
+            return None;
+        }
+        let effect = j.effect.and_then(|i| d.effects.get(i));
+        let (key, what) = match effect {
+            Some(e) => effect_key(e, call, facts),
+            None => (format!("note {}", j.message), j.message.clone()),
+        };
+        let key = format!("{} {key}", j.code.as_str());
+        if out.iter().any(|e| e.key == key) {
+            continue;
+        }
+        out.push(CallEffect {
+            key,
+            what,
+            code: j.code.as_str().to_string(),
+            verdict: j.verdict.as_str().to_string(),
+            reason: j.message.clone(),
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// What identifies an effect when the call is judged again, and how people
+/// read it. A path is identified as it resolves now (a symlink swapped since
+/// the approval makes it another effect).
+fn effect_key(e: &Effect, call: &ToolCall, facts: &dyn PathFacts) -> (String, String) {
+    let resolve = |p: &str| {
+        let f = facts.resolve(p, &call.cwd);
+        if f.hard_linked {
+            format!("{} (hard-linked)", f.canonical)
+        } else {
+            f.canonical
+        }
+    };
+    match e {
+        Effect::Read {
+            path,
+            dynamic: false,
+        } => {
+            let c = resolve(path);
+            (format!("read {c}"), format!("read {c}"))
+        }
+        Effect::Write {
+            path,
+            dynamic: false,
+        } => {
+            let c = resolve(path);
+            (format!("write {c}"), format!("write {c}"))
+        }
+        Effect::Delete {
+            path,
+            dynamic: false,
+        } => {
+            let c = resolve(path);
+            (format!("delete {c}"), format!("delete {c}"))
+        }
+        Effect::Move {
+            from,
+            to,
+            dynamic: false,
+        } => {
+            let (f, t) = (resolve(from), resolve(to));
+            (format!("move {f} -> {t}"), format!("move {f} to {t}"))
+        }
+        other => {
+            let json = serde_json::to_string(other).unwrap_or_default();
+            (format!("effect {json}"), describe(other))
+        }
+    }
+}
+
+/// An effect as a card shows it.
+fn describe(e: &Effect) -> String {
+    match e {
+        Effect::Exec { command, .. } => {
+            format!("run `{}`", portcullis_shell::join(&command.words))
+        }
+        Effect::Read { path, .. } => format!("read {path} (known only when it runs)"),
+        Effect::Write { path, .. } => format!("write {path} (known only when it runs)"),
+        Effect::Delete { path, .. } => format!("delete {path} (known only when it runs)"),
+        Effect::Move { from, to, .. } => {
+            format!("move {from} to {to} (known only when it runs)")
+        }
+        Effect::Network { program, host } => match (program, host) {
+            (_, Some(host)) => format!("network: {host}"),
+            (Some(program), None) => format!("network through {program}"),
+            (None, None) => "network".to_string(),
+        },
+        Effect::Code {
+            program, reason, ..
+        } => format!("code run by {program}: {reason}"),
+        Effect::McpCall(name) => format!("call {name}"),
+        Effect::ToolUse { tool } => format!("use {tool}"),
+        Effect::Opaque { reason, text } => format!("cannot be seen through: {reason} (`{text}`)"),
+    }
+}
+
 fn command_covered(g: &Grant, command: &portcullis_shell::Command) -> bool {
     match &g.target {
         GrantTarget::Command { pattern } => {
             CommandPattern::parse(pattern).is_ok_and(|p| p.matches(command, Dynamics::Never))
         }
-        GrantTarget::Path { .. } | GrantTarget::Tool { .. } => false,
+        GrantTarget::Path { .. } | GrantTarget::Tool { .. } | GrantTarget::Call { .. } => false,
     }
 }
 
@@ -228,52 +417,27 @@ fn path_covered(g: &Grant, c: &str) -> bool {
                 .is_some_and(|rest| rest.starts_with('/') || canonical == "/"))
 }
 
-/// The request a person could approve for a refused decision: the first
-/// refused effect a grant could cover, with the safest scopes first. `None`
-/// when what was refused is not eligible (a deny rule, a protected path …).
+/// The request a person could approve for a refused decision: the whole
+/// call, with every effect the policy refused. Approving it grants that call
+/// those effects ([`GrantTarget::Call`]), nothing less and nothing more.
+/// `None` when something refused is not a person's to approve (a deny rule,
+/// a protected path …).
 pub(crate) fn request_for(
     d: &Decision,
     call: &ToolCall,
+    table: &ToolTable,
     session: &str,
     facts: &dyn PathFacts,
     store: &Store,
 ) -> Result<Option<NewRequest>, EngineError> {
-    let refused: Vec<_> = d.judgements.iter().filter(|j| refuses(j)).collect();
-    if refused.iter().any(|j| !j.code.overridable()) {
-        return Ok(None);
-    }
-    let Some(j) = refused.first() else {
+    let Some(effects) = refused_in_call(d, call, facts) else {
         return Ok(None);
     };
-    let Some(effect) = j.effect.and_then(|i| d.effects.get(i)) else {
-        return Ok(None);
-    };
-    let (op, target) = match (op_of(effect), effect) {
-        (Some((_, _, true)), _) => return Ok(None),
-        (Some((op, path, false)), _) => {
-            let canonical = facts.resolve(path, &call.cwd).canonical;
-            (
-                op,
-                GrantTarget::Path {
-                    canonical,
-                    folder: false,
-                },
-            )
-        }
-        (None, Effect::Exec { command, .. }) if command.argv.is_some() => (
-            Op::Exec,
-            GrantTarget::Command {
-                pattern: portcullis_shell::join(&command.words),
-            },
-        ),
-        (None, Effect::McpCall(_) | Effect::ToolUse { .. }) => (
-            Op::Exec,
-            GrantTarget::Tool {
-                name: call.tool.name.clone(),
-            },
-        ),
-        _ => return Ok(None),
-    };
+    let reads_only = effects.iter().all(|e| {
+        e.key
+            .split_once(' ')
+            .is_some_and(|(_, effect)| effect.starts_with("read /"))
+    });
     // Unattended principals never get more than reads approved: a background
     // agent cannot ask for a wider scope than the person who started it —
     // nor through a child it registers (a child's eligibility is within its
@@ -286,10 +450,15 @@ pub(crate) fn request_for(
             .ancestors(session)?
             .iter()
             .any(|a| unattended(Some(a.kind)));
-    if chain_unattended && op != Op::Read {
+    if chain_unattended && !reads_only {
         return Ok(None);
     }
-    let suggested = if op == Op::Read {
+    // Device-wide only for reads, and never for a secret: a secret's read is
+    // approved for a call or a session, each time someone looks.
+    let secret = effects
+        .iter()
+        .any(|e| e.code == ReasonCode::SecretPath.as_str());
+    let suggested = if reads_only && !secret {
         vec![
             Resolution::Once,
             Resolution::Session,
@@ -299,17 +468,25 @@ pub(crate) fn request_for(
     } else {
         vec![Resolution::Once, Resolution::Session, Resolution::Deny]
     };
+    let first = d.judgements.iter().find(|j| refuses(j));
+    let mut reasons: Vec<&str> = effects.iter().map(|e| e.reason.as_str()).collect();
+    reasons.dedup();
+    let reason = reasons.join("; ");
     Ok(Some(NewRequest {
         session: session.to_string(),
         tool: call.tool.name.clone(),
-        op,
-        target,
-        reason: j.message.clone(),
+        op: if reads_only { Op::Read } else { Op::Exec },
+        target: GrantTarget::Call {
+            tool: call.tool.name.clone(),
+            call: call_text(call, table),
+            cwd: call.cwd.clone(),
+            effects,
+        },
+        reason,
         eligible: true,
-        policy_scope: j
-            .rule
-            .clone()
-            .unwrap_or_else(|| j.code.as_str().to_string()),
+        policy_scope: first
+            .and_then(|j| j.rule.clone().or_else(|| Some(j.code.as_str().to_string())))
+            .unwrap_or_default(),
         suggested,
     }))
 }

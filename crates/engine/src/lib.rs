@@ -333,9 +333,9 @@ impl<F: PathFacts> Engine<F> {
             let active =
                 store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
             let covered = if ctx.dry_run {
-                grants::covered_without_consuming(&decision, &active, call, facts)
+                grants::covered_without_consuming(&decision, &active, call, &policy.table, facts)
             } else {
-                grants::cover(&decision, &active, call, facts, store, now)?
+                grants::cover(&decision, &active, call, &policy.table, facts, store, now)?
             };
             if let Some(used) = covered {
                 grants_used = used;
@@ -359,10 +359,12 @@ impl<F: PathFacts> Engine<F> {
         decision.reveal_allowed_paths(&call.cwd, facts);
         let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             match session_id.as_deref() {
-                Some(own) => match grants::request_for(&decision, call, own, facts, store)? {
-                    Some(r) => Some(store.raise_request(&r, now)?),
-                    None => None,
-                },
+                Some(own) => {
+                    match grants::request_for(&decision, call, &policy.table, own, facts, store)? {
+                        Some(r) => Some(store.raise_request(&r, now)?),
+                        None => None,
+                    }
+                }
                 None => None,
             }
         } else {

@@ -536,6 +536,50 @@ proptest! {
         );
     }
 
+    /// The request is the whole call (issue 16): approving the request a
+    /// call raised allows that call again — nothing less — and no other call
+    /// gains from it — nothing more: whatever call is allowed in the session
+    /// but not in a session without the approval is that very call.
+    #[test]
+    fn an_approved_request_allows_its_call_and_no_other(
+        asked in call_spec(),
+        others in prop::collection::vec(call_spec(), 1..6),
+        session_wide in any::<bool>(),
+    ) {
+        let w = World::new(BASE_POLICY);
+        w.session("P", None);
+        w.session("N", None);
+        let call = w.call(&asked);
+        let first = w.engine.decide(&call, &in_session("P"), NOW).unwrap();
+        // A call refused for what no person may lift raises no request.
+        let Some(request) = first.request else {
+            prop_assert_ne!(first.decision.decision, Verdict::Allow);
+            return Ok(());
+        };
+        let scope = if session_wide {
+            portcullis_store::Resolution::Session
+        } else {
+            portcullis_store::Resolution::Once
+        };
+        actions::resolve_request(w.store(), request.id, scope, "person", NOW).unwrap();
+        for o in &others {
+            let other = w.call(o);
+            let with = w.decide(o, Some("P"));
+            let without = w.decide(o, Some("N"));
+            if with.decision.decision == Verdict::Allow && without.decision.decision != Verdict::Allow {
+                prop_assert!(
+                    other.tool.name == call.tool.name && other.input == call.input,
+                    "approving {:?} allowed {:?} too", asked, o
+                );
+            }
+        }
+        let retry = w.decide(&asked, Some("P"));
+        prop_assert_eq!(
+            retry.decision.decision, Verdict::Allow,
+            "the retry of {:?} after its approval: {:?}", asked, retry.decision.reasons
+        );
+    }
+
     /// A child (and its child) decides as its parent does, never more: the
     /// parent's grants flow down, a sibling's never; once the parent is
     /// revoked, the chain decides as the policy alone.
@@ -701,10 +745,10 @@ fn an_mcp_name_with_several_readings_is_granted_by_name() {
         let request = asked
             .request
             .unwrap_or_else(|| panic!("{name}: no request"));
-        assert_eq!(
-            request.target,
-            GrantTarget::Tool { name: name.into() },
-            "{name}"
+        assert!(
+            matches!(&request.target, GrantTarget::Call { tool, .. } if tool == name),
+            "{name}: {:?}",
+            request.target
         );
         w.engine.approve_once(request.id, "test", NOW).unwrap();
         let o = w.engine.decide(&call, &in_session("P"), NOW).unwrap();
@@ -746,19 +790,16 @@ fn an_ask_rule_about_one_reading_is_not_dodged_by_a_grant() {
 }
 
 /// Found while probing what a person can approve: `mv SRC DEST` outside the
-/// workspace raises a request for a move of DEST alone (a file grant), but a
-/// move is covered only by a grant whose target holds both ends, so the
-/// approved grant never covers it and the same request comes back each
-/// time. Fails closed (never allows), but a person's approval is useless.
-/// A grant target holds one path: the fix needs a decision on what a
-/// move's request names (both ends, or the folder above them).
+/// workspace raised a request for a move of DEST alone (a file grant), which
+/// never covered the move (a move needs both ends), so the same request came
+/// back after every approval. The request is now the whole call: both ends,
+/// approved at once, and the first approval allows the retry.
 #[test]
-#[ignore = "a move's request names one end: approving it never allows the move"]
 fn an_approved_move_request_allows_the_move() {
     let w = World::new(BASE_POLICY);
     w.session("P", None);
     let call = w.call(&CallSpec::Mv("ext/a.txt", "ext/b.txt"));
-    for _ in 0..4 {
+    for _ in 0..2 {
         let o = w.engine.decide(&call, &in_session("P"), NOW).unwrap();
         if o.decision.decision == Verdict::Allow {
             return;
@@ -773,5 +814,40 @@ fn an_approved_move_request_allows_the_move() {
         )
         .unwrap();
     }
-    panic!("approved four times and still asked");
+    panic!("approved once and still asked");
+}
+
+/// An approved call covers the paths it named as they resolved when the
+/// person looked: once a symbolic link in it points elsewhere, the same text
+/// is another call, and asks again.
+#[test]
+fn an_approved_call_through_a_swapped_link_asks_again() {
+    let w = World::new(BASE_POLICY);
+    w.session("P", None);
+    let read = CallSpec::ReadTool("ext/link/c.txt");
+    let asked = w
+        .engine
+        .decide(&w.call(&read), &in_session("P"), NOW)
+        .unwrap();
+    let request = asked.request.expect("a read outside the workspace asks");
+    actions::resolve_request(
+        w.store(),
+        request.id,
+        portcullis_store::Resolution::Session,
+        "person",
+        NOW,
+    )
+    .unwrap();
+    assert_eq!(w.decide(&read, Some("P")).decision.decision, Verdict::Allow);
+    // The link now leads to another folder holding a file of the same name.
+    std::fs::write(w.root.join("ext/dd/c.txt"), "other").unwrap();
+    std::fs::remove_file(w.root.join("ext/link")).unwrap();
+    std::os::unix::fs::symlink(w.root.join("ext/dd"), w.root.join("ext/link")).unwrap();
+    assert_eq!(
+        w.decide(&read, Some("P")).decision.decision,
+        Verdict::Ask,
+        "the approval was for {}, not {}",
+        w.canonical("ext/d/c.txt"),
+        w.canonical("ext/dd/c.txt")
+    );
 }

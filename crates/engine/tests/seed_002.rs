@@ -605,12 +605,12 @@ fn an_approved_mcp_tool_is_that_tool_only() {
     assert_eq!(first.decision.decision, Verdict::Ask);
     let request = first.request.expect("an MCP ask raises a request");
     assert_eq!(request.op, Op::Exec);
-    assert_eq!(
-        request.target,
-        GrantTarget::Tool {
-            name: "mcp__github__get_issue".into()
-        }
-    );
+    // The request is the whole call: this tool with this input.
+    let GrantTarget::Call { tool, call, .. } = &request.target else {
+        panic!("a request names the whole call: {:?}", request.target);
+    };
+    assert_eq!(tool, "mcp__github__get_issue");
+    assert_eq!(call, r#"{"issue":7}"#);
     let (_, grant) = w
         .engine
         .store()
@@ -633,7 +633,14 @@ fn an_approved_mcp_tool_is_that_tool_only() {
         Verdict::Allow,
         "a session grant lasts"
     );
-    // Another tool of the same server, or the same tool in another session: not covered.
+    // The same tool with another input, another tool of the same server, or
+    // the same call in another session: not covered.
+    let other_issue = mcp(&w, "get_issue", json!({"issue": 8}));
+    assert_eq!(
+        verdict(w.engine.decide(&other_issue, &body("S"), NOW)),
+        Verdict::Ask,
+        "an approval is for the call the person saw"
+    );
     let create = mcp(&w, "create_issue", json!({"title": "t"}));
     assert_eq!(
         verdict(w.engine.decide(&create, &body("S"), NOW)),

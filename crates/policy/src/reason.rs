@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Verdict;
+
 /// Declares the codes once: the enum, [`ReasonCode::ALL`] and
 /// [`ReasonCode::as_str`] come from the same list, so none can miss a code.
 macro_rules! reason_codes {
@@ -169,6 +171,22 @@ impl ReasonCode {
             // Allows and notes: nothing refused, nothing to override.
             RuleAllow | Grant | ModeFullAccess | ModeApproveForMe | ReadOnlyProgram
             | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName => false,
+        }
+    }
+
+    /// Whether a person who sees the whole call may approve a refusal with
+    /// this code for that one call (a permission request): what a grant may
+    /// lift ([`ReasonCode::overridable`]), and the asks no standing grant can
+    /// cover but a person reading the exact text can — what the analysis
+    /// cannot see through, and paths known only at run time. Never a deny
+    /// (a deny rule, a protected path): the verdict is checked too.
+    pub const fn approvable_in_call(self, verdict: Verdict) -> bool {
+        match verdict {
+            Verdict::Allow => false,
+            Verdict::Deny => self.overridable(),
+            Verdict::Ask => {
+                self.overridable() || matches!(self, ReasonCode::Opaque | ReasonCode::DynamicPath)
+            }
         }
     }
 }

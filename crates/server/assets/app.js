@@ -38,7 +38,7 @@
 
   function notify(request) {
     if (!("Notification" in window) || Notification.permission !== "granted") return;
-    const target = request.target.pattern || request.target.canonical || request.target.name || "";
+    const target = request.target.call || request.target.pattern || request.target.canonical || request.target.name || "";
     const n = new Notification("portcullis: " + request.op + " needs you", {
       body: request.tool + " " + target + "\n" + request.reason,
       tag: "portcullis-request-" + request.id,

@@ -13,7 +13,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use portcullis_policy::McpToolName;
 use portcullis_store::{
-    AuditCheck, AuditFilter, Grant, GrantScope, Op, Pin, Request, Session, Store, unix_now,
+    AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Pin, Request, Resolution, Session,
+    Store, unix_now,
 };
 use serde::Deserialize;
 
@@ -277,6 +278,28 @@ fn held_html(held_until: Option<i64>, now: i64) -> String {
     }
 }
 
+/// What approving the request allows: every effect of the call the policy
+/// refused, each with its verdict and reason (the whole call is the unit).
+fn effects_html(r: &Request) -> String {
+    let GrantTarget::Call { effects, .. } = &r.target else {
+        return format!("<p class=\"reason\">{}</p>", esc(&r.reason));
+    };
+    let mut out = String::from(
+        "<p class=\"muted\">Approving allows this call, and only it, everything below:</p><ul class=\"effects\">",
+    );
+    for e in effects {
+        let _ = write!(
+            out,
+            "<li><span class=\"verdict v-{v}\">{v}</span> <code>{what}</code> <span class=\"reason\">{reason}</span></li>",
+            v = esc(&e.verdict),
+            what = esc(&e.what),
+            reason = esc(&e.reason),
+        );
+    }
+    out.push_str("</ul>");
+    out
+}
+
 fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> String {
     let now = unix_now();
     if list.is_empty() {
@@ -301,8 +324,8 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
             out,
             "<article class=\"request\" id=\"request-{id}\" data-id=\"{id}\">\
                <header><span class=\"op op-{op}\">{op}</span> <code class=\"target\">{target}</code> {count}</header>\
-               <p class=\"reason\">{reason}</p>\
-               <dl><dt>Tool</dt><dd><code>{tool}</code></dd>\
+               {effects}\
+               <dl><dt>Tool</dt><dd><code>{tool}</code></dd>{cwd}\
                    <dt>Agent</dt><dd>{agent} <span class=\"muted\">({kind})</span></dd>\
                    <dt>Session</dt><dd><code>{session}</code></dd>{workflow}\
                    <dt>Policy scope</dt><dd>{scope}</dd>\
@@ -310,8 +333,14 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
             id = r.id,
             op = r.op.as_str(),
             target = esc(&r.target.to_string()),
-            reason = esc(&r.reason),
+            effects = effects_html(r),
             tool = esc(&r.tool),
+            cwd = match &r.target {
+                GrantTarget::Call { cwd, .. } => {
+                    format!("<dt>Directory</dt><dd><code>{}</code></dd>", esc(cwd))
+                }
+                _ => String::new(),
+            },
             agent = esc(agent),
             kind = esc(kind),
             session = esc(&r.session),
@@ -335,7 +364,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 csrf = state.auth.csrf(),
                 // The safest choice is the focused default: Enter denies.
                 focus = if i == 0 { " autofocus" } else { "" },
-                device = if r.op == Op::Read {
+                device = if r.suggested.contains(&Resolution::Device) {
                     "<button name=\"scope\" value=\"device\" class=\"allow\">Always allow read-only on this device</button>"
                 } else {
                     ""

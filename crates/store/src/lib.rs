@@ -51,12 +51,13 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
+pub use requests::ONCE_GRANT_TTL_SECS;
 pub use sessions::MAX_SESSION_ID;
 pub use trust::{FileId, Integrity};
 pub use types::{
-    AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, Grant, GrantScope,
-    GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin, PinCheck, PinStatus,
-    Registered, Request, RequestStatus, Resolution, Session,
+    AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, CallEffect, Grant,
+    GrantScope, GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin, PinCheck,
+    PinStatus, Registered, Request, RequestStatus, Resolution, Session,
 };
 
 /// The database file's name inside the data directory.

@@ -7,6 +7,10 @@ use rusqlite::{OptionalExtension, Row, params};
 use crate::types::{GrantScope, NewGrant, NewRequest, Op, Request, RequestStatus, Resolution};
 use crate::{Result, Store, StoreError};
 
+/// How long a `once` grant made by resolving a request waits for the retry
+/// it was made for (10 minutes).
+pub const ONCE_GRANT_TTL_SECS: i64 = 600;
+
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
                             resolved_at, grant_id, held_until";
@@ -215,6 +219,22 @@ impl Store {
                 if scope == GrantScope::Device && request.op != Op::Read {
                     return Err(StoreError::DeviceGrantNotReadOnly { op: request.op });
                 }
+                // What was not offered is not granted (a secret's read is
+                // never made device-wide, whichever front door asks).
+                if !request.suggested.contains(&how) {
+                    return Err(StoreError::InvalidRequest {
+                        why: format!(
+                            "request #{id} does not offer `{}` (it offers {})",
+                            how.as_str(),
+                            request
+                                .suggested
+                                .iter()
+                                .map(|r| r.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                }
                 if !request.eligible {
                     return Err(StoreError::NotEligible {
                         id,
@@ -226,7 +246,9 @@ impl Store {
                     scope,
                     op: request.op,
                     target: request.target.clone(),
-                    expires_at: None,
+                    // An approval left unused does not wait for a retry forever.
+                    expires_at: (scope == GrantScope::Once)
+                        .then(|| now.saturating_add(ONCE_GRANT_TTL_SECS)),
                     approver: approver.to_owned(),
                     request: Some(id),
                 };

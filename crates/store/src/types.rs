@@ -172,7 +172,8 @@ impl Resolution {
 ///
 /// Stored as JSON text: `{"kind":"path","canonical":"/x","folder":true}` or
 /// `{"kind":"command","pattern":"git status"}` or
-/// `{"kind":"tool","name":"mcp__github__get_issue"}`. The store does not interpret
+/// `{"kind":"tool","name":"mcp__github__get_issue"}` or
+/// `{"kind":"call","call":"…","cwd":"/p","effects":[…]}`. The store does not interpret
 /// it beyond checking that a path is absolute and a pattern or name not empty;
 /// matching is the engine's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -196,6 +197,39 @@ pub enum GrantTarget {
         /// The tool's name.
         name: String,
     },
+    /// One tool call as the agent sent it, and every effect of it the policy
+    /// refused, as they resolved when it was asked: what a person approving a
+    /// permission request sees and approves. It covers that very call again
+    /// (the same text in the same directory) while its refused effects are
+    /// still these — no other call, and not this one once a path it names
+    /// resolves elsewhere.
+    Call {
+        /// The tool called.
+        tool: String,
+        /// The call, canonical: a shell tool's command text, or another
+        /// tool's input as canonical JSON (without its cosmetic fields).
+        call: String,
+        /// The working directory it was made in (canonical).
+        cwd: String,
+        /// Every refused effect.
+        effects: Vec<CallEffect>,
+    },
+}
+
+/// One refused effect of a [`GrantTarget::Call`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CallEffect {
+    /// What identifies it when the call is judged again (the engine's:
+    /// the operation and the canonical path, or the effect itself).
+    pub key: String,
+    /// As people read it: `read /home/u/.aws/credentials`, `network x.example`.
+    pub what: String,
+    /// The reason code that refused it.
+    pub code: String,
+    /// `ask` or `deny`.
+    pub verdict: String,
+    /// Why it was refused, in words.
+    pub reason: String,
 }
 
 /// As people read it: `/a/file`, `/a/folder/**`, `Bash(pattern)`, a tool's name.
@@ -209,6 +243,7 @@ impl fmt::Display for GrantTarget {
             GrantTarget::Path { canonical, .. } => f.write_str(canonical),
             GrantTarget::Command { pattern } => write!(f, "Bash({pattern})"),
             GrantTarget::Tool { name } => f.write_str(name),
+            GrantTarget::Call { call, .. } => f.write_str(call),
         }
     }
 }
@@ -236,6 +271,22 @@ impl GrantTarget {
             GrantTarget::Tool { name } => {
                 if name.is_empty() || name.contains(char::is_whitespace) {
                     return Err(format!("tool name `{name}` is empty or has spaces"));
+                }
+            }
+            GrantTarget::Call {
+                tool,
+                call,
+                cwd,
+                effects,
+            } => {
+                if tool.is_empty() || call.is_empty() {
+                    return Err("the call is empty".into());
+                }
+                if !cwd.starts_with('/') {
+                    return Err(format!("working directory `{cwd}` is not absolute"));
+                }
+                if effects.is_empty() {
+                    return Err("a call grant names no refused effect".into());
                 }
             }
         }
