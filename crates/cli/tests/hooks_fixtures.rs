@@ -582,7 +582,7 @@ fn on_ask_hold_waits_for_a_person_who_approves() {
         .spawn_hook("claude-code", Some(&fx.config), &p.to_string());
     let request = fx.sb.wait_for_request("h-1", Duration::from_secs(30));
     assert_eq!(request["tool"], "Bash");
-    assert_eq!(request["target"]["pattern"], "npm test");
+    assert_eq!(request["target"]["call"], "npm test");
     assert!(
         hook.try_wait().expect("poll the hook").is_none(),
         "the hook waits for the person"
@@ -795,9 +795,12 @@ fn codex_ask_raises_a_request_and_denies() {
         .iter()
         .find(|r| r["session"] == "x-ask-4")
         .expect("the MCP request");
+    // The request is the whole call: the tool, its input, every refused effect.
+    assert_eq!(request["target"]["kind"], "call", "{request}");
+    assert_eq!(request["target"]["tool"], "mcp__github__create_issue");
+    assert_eq!(request["target"]["call"], r#"{"title":"x"}"#);
     assert_eq!(
-        request["target"],
-        json!({"kind": "tool", "name": "mcp__github__create_issue"}),
+        request["target"]["effects"][0]["what"], "call mcp__github__create_issue",
         "{request}"
     );
 
@@ -854,13 +857,19 @@ fn codex_deny() {
         ),
         &fx.bashrc_by_path(),
     );
+    // What the analysis cannot see through, a person reading the exact call
+    // can still approve: every ask raises a request (issue 16).
+    let run = fx.hook(
+        "codex",
+        &pre("apply_patch", json!({"command": "not a patch"})),
+    );
     deny(
-        fx.hook(
-            "codex",
-            &pre("apply_patch", json!({"command": "not a patch"})),
+        run,
+        &notify(
+            "portcullis: the analysis cannot see through this (unsupported-syntax: a patch that \
+             names no file)",
+            fx.sb.pending_request_id("x-deny"),
         ),
-        "portcullis: the analysis cannot see through this (unsupported-syntax: a patch that \
-         names no file) (no person can approve this here)",
     );
     deny(
         fx.hook(

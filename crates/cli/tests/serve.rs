@@ -32,9 +32,15 @@ fn a_refused_check_becomes_a_request_and_an_approval_lets_the_retry_through() {
     assert_eq!(status, 200, "{body}");
     let list = json_body(&body);
     assert_eq!(list[0]["id"].as_i64(), Some(id));
+    // The request is the whole call: the path as the agent named it, and
+    // the read it refused, resolved.
+    assert_eq!(list[0]["target"]["kind"], "call", "{list}");
+    let effects = list[0]["target"]["effects"].as_array().expect("effects");
+    assert_eq!(effects.len(), 1, "{list}");
     assert_eq!(
-        list[0]["target"]["canonical"],
-        s.outside.display().to_string()
+        effects[0]["what"],
+        format!("read {}", s.outside.display()),
+        "{list}"
     );
 
     let (status, _, body) = s.request(
