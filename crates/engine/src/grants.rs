@@ -2,7 +2,7 @@
 
 use portcullis_policy::rules::{CommandPattern, Dynamics};
 use portcullis_policy::tables::{ToolKind, ToolTable};
-use portcullis_policy::{Decision, Effect, PathFacts, Reason, ReasonCode, ToolCall, Verdict};
+use portcullis_policy::{Decision, Effect, PathFacts, Reason, ReasonCode, Risk, ToolCall, Verdict};
 use portcullis_store::{
     AgentKind, CallEffect, Grant, GrantScope, GrantTarget, NewRequest, Op, Resolution, Store,
 };
@@ -313,6 +313,7 @@ fn refused_in_call(
         out.push(CallEffect {
             key,
             what,
+            risk: Risk::of(j.code, effect).as_str().to_string(),
             code: j.code.as_str().to_string(),
             verdict: j.verdict.as_str().to_string(),
             reason: j.message.clone(),
@@ -453,12 +454,14 @@ pub(crate) fn request_for(
     if chain_unattended && !reads_only {
         return Ok(None);
     }
-    // Device-wide only for reads, and never for a secret: a secret's read is
+    // Device-wide only for reads, and never for a secret (or a hazard): it is
     // approved for a call or a session, each time someone looks.
-    let secret = effects
-        .iter()
-        .any(|e| e.code == ReasonCode::SecretPath.as_str());
-    let suggested = if reads_only && !secret {
+    let confirmed = effects.iter().any(|e| {
+        Risk::ALL
+            .iter()
+            .any(|r| r.as_str() == e.risk && r.needs_confirmation())
+    });
+    let suggested = if reads_only && !confirmed {
         vec![
             Resolution::Once,
             Resolution::Session,

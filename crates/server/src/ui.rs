@@ -11,7 +11,7 @@ use std::sync::Arc;
 use axum::extract::{Form, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use portcullis_policy::McpToolName;
+use portcullis_policy::{McpToolName, Risk};
 use portcullis_store::{
     AuditCheck, AuditFilter, Grant, GrantScope, GrantTarget, Pin, Request, Resolution, Session,
     Store, unix_now,
@@ -278,6 +278,28 @@ fn held_html(held_until: Option<i64>, now: i64) -> String {
     }
 }
 
+/// What a request holds that a person must confirm before allowing it (a
+/// secret read, a hazard), in words; `None` when nothing does.
+fn needs_confirmation(r: &Request) -> Option<&'static str> {
+    let GrantTarget::Call { effects, .. } = &r.target else {
+        return None;
+    };
+    let risks: Vec<Risk> = effects
+        .iter()
+        .filter_map(|e| Risk::ALL.iter().find(|k| k.as_str() == e.risk).copied())
+        .filter(|k| k.needs_confirmation())
+        .collect();
+    match (
+        risks.contains(&Risk::SecretRead),
+        risks.contains(&Risk::Hazard),
+    ) {
+        (true, true) => Some("reads a secret and runs a hazardous command"),
+        (true, false) => Some("reads a secret"),
+        (false, true) => Some("runs a hazardous command"),
+        (false, false) => None,
+    }
+}
+
 /// What approving the request allows: every effect of the call the policy
 /// refused, each with its verdict and reason (the whole call is the unit).
 fn effects_html(r: &Request) -> String {
@@ -290,8 +312,9 @@ fn effects_html(r: &Request) -> String {
     for e in effects {
         let _ = write!(
             out,
-            "<li><span class=\"verdict v-{v}\">{v}</span> <code>{what}</code> <span class=\"reason\">{reason}</span></li>",
+            "<li><span class=\"verdict v-{v}\">{v}</span> <span class=\"risk risk-{risk}\">{risk}</span> <code>{what}</code> <span class=\"reason\">{reason}</span></li>",
             v = esc(&e.verdict),
+            risk = esc(&e.risk),
             what = esc(&e.what),
             reason = esc(&e.reason),
         );
@@ -356,11 +379,20 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 out,
                 "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
                    <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                   <button name=\"scope\" value=\"deny\" class=\"deny\"{focus}>Deny</button>\
+                   {confirm}\
+                   <button name=\"scope\" value=\"deny\" class=\"deny\" formnovalidate{focus}>Deny</button>\
                    <button name=\"scope\" value=\"once\" class=\"allow\">Allow once</button>\
                    <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}\
                  </form>",
                 id = r.id,
+                confirm = match needs_confirmation(r) {
+                    Some(what) => format!(
+                        "<label class=\"confirm\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> \
+                         I have read it: this call {}</label>",
+                        esc(what)
+                    ),
+                    None => String::new(),
+                },
                 csrf = state.auth.csrf(),
                 // The safest choice is the focused default: Enter denies.
                 focus = if i == 0 { " autofocus" } else { "" },
@@ -635,6 +667,8 @@ pub(crate) async fn sessions_page(state: Shared) -> Response {
 #[derive(Deserialize)]
 pub(crate) struct ResolveForm {
     scope: String,
+    /// `yes` when the person ticked the confirmation a secret or a hazard needs.
+    confirm: Option<String>,
 }
 
 pub(crate) async fn resolve_form(
@@ -646,8 +680,23 @@ pub(crate) async fn resolve_form(
         Ok(h) => h,
         Err(e) => return back("/", Err(e.message)),
     };
+    let confirmed = f.confirm.as_deref() == Some("yes");
     let result = match state
         .with_store(move |s| {
+            // A secret's read or a hazard is allowed only with the person's
+            // explicit confirmation (the card's checkbox), whatever the form
+            // that was posted.
+            if how != Resolution::Deny && !confirmed {
+                if let Ok(Some(r)) = s.request(id) {
+                    if let Some(what) = needs_confirmation(&r) {
+                        return Err(portcullis_store::StoreError::InvalidRequest {
+                            why: format!(
+                                "request #{id} {what}: tick the confirmation on its card to allow it"
+                            ),
+                        });
+                    }
+                }
+            }
             portcullis_engine::actions::resolve_request(s, id, how, "ui", unix_now())
         })
         .await

@@ -1149,3 +1149,100 @@ async fn fragment(fx: &Fx) -> String {
         .unwrap();
     fx.send(req).await.1.as_str().expect("HTML").to_string()
 }
+
+/// A card whose call reads a secret says so per effect (its risk class), is
+/// never offered device-wide, and is allowed only with the person's explicit
+/// confirmation: a form posted without it is refused and grants nothing.
+#[tokio::test]
+async fn a_secret_read_is_shown_as_such_and_needs_a_confirmation() {
+    let fx = Fx::new();
+    let token = fx.session("s1").await;
+    let home = fx.dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "key").unwrap();
+    let key = std::fs::canonicalize(home.join(".ssh/id_ed25519")).unwrap();
+    let read_key = || {
+        Request::post("/v1/decide")
+            .header(header::HOST, HOST)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header("x-session-id", "s1")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::from(
+                json!({"tool": "Read", "origin": "core", "input": {"file_path": key}, "cwd": fx.work})
+                    .to_string(),
+            ))
+            .unwrap()
+    };
+    let (_, d, _) = fx.send(read_key()).await;
+    assert_eq!(d["decision"], "ask", "{d}");
+    let id = d["request"]["id"].as_i64().expect("a request");
+    let (_, list, _) = fx.send(fx.admin_get("/v1/requests")).await;
+    let request = &list[0];
+    assert_eq!(
+        request["target"]["effects"][0]["risk"], "secret-read",
+        "{request}"
+    );
+    assert!(
+        !request["suggested"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("device")),
+        "{request}"
+    );
+    let (status, body, _) = fx
+        .send(fx.admin_post(
+            &format!("/v1/requests/{id}/resolve"),
+            &json!({"scope": "device"}),
+        ))
+        .await;
+    assert!(
+        status.is_client_error(),
+        "never device-wide: {status} {body}"
+    );
+
+    let cookie = fx.login_cookie();
+    let (_, page, _) = fx
+        .send(
+            fx.get("/")
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    let page = page.as_str().unwrap();
+    assert!(page.contains("risk-secret-read"), "{page}");
+    assert!(
+        page.contains("name=\"confirm\""),
+        "the card asks for a confirmation"
+    );
+    let form = |body: &str| {
+        Request::post(format!("/ui/requests/{id}/resolve"))
+            .header(header::HOST, HOST)
+            .header(header::COOKIE, &cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ORIGIN, "http://127.0.0.1:7878")
+            .body(Body::from(format!("csrf={}&{body}", fx.state.auth.csrf())))
+            .unwrap()
+    };
+    let (_, _, res) = fx.send(form("scope=once")).await;
+    let location = res.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        location.contains("error="),
+        "refused without the confirmation: {location}"
+    );
+    assert_eq!(
+        fx.send(read_key()).await.1["decision"],
+        "ask",
+        "nothing was granted"
+    );
+    let (_, _, res) = fx.send(form("scope=once&confirm=yes")).await;
+    let location = res.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(location.contains("notice="), "{location}");
+    assert_eq!(fx.send(read_key()).await.1["decision"], "allow");
+}

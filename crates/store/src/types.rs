@@ -224,6 +224,10 @@ pub struct CallEffect {
     pub key: String,
     /// As people read it: `read /home/u/.aws/credentials`, `network x.example`.
     pub what: String,
+    /// Its risk class (`secret-read`, `hazard`, `network` …: the policy's
+    /// `Risk`).
+    #[serde(default)]
+    pub risk: String,
     /// The reason code that refused it.
     pub code: String,
     /// `ask` or `deny`.
