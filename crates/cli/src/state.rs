@@ -310,6 +310,15 @@ pub enum RequestsCmd {
         /// once, session, device (reads only) or deny.
         #[arg(long)]
         scope: String,
+        /// With `--scope deny`: what the agent reads as the refusal of its next
+        /// attempts of the same call in the session (for ten minutes, or the
+        /// session's life with `--for session`).
+        #[arg(long)]
+        message: Option<String>,
+        /// With `--scope deny`: how long the denial stands for the same call,
+        /// `call` (ten minutes) or `session`.
+        #[arg(long = "for", value_name = "call|session")]
+        lasting: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -335,7 +344,13 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                     .collect()
             })?;
         }
-        RequestsCmd::Resolve { id, scope, store } => {
+        RequestsCmd::Resolve {
+            id,
+            scope,
+            message,
+            lasting,
+            store,
+        } => {
             let how = match scope.as_str() {
                 "once" => Resolution::Once,
                 "session" => Resolution::Session,
@@ -343,9 +358,19 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                 "deny" => Resolution::Deny,
                 other => bail!("--scope {other}: expected once, session, device or deny"),
             };
+            let at = now();
+            let denial =
+                portcullis_engine::actions::denial(how, message.as_deref(), lasting.as_deref(), at)
+                    .map_err(anyhow::Error::msg)?;
             let s = store.open()?;
-            let (r, g) =
-                portcullis_engine::actions::resolve_request(&s, *id, how, &approver(), now())?;
+            let (r, g) = portcullis_engine::actions::resolve_request_with(
+                &s,
+                *id,
+                how,
+                denial.as_ref(),
+                &approver(),
+                at,
+            )?;
             print(
                 store,
                 &serde_json::json!({"request": r, "grant": g}),

@@ -1719,3 +1719,96 @@ fn every_kind_of_call_is_approved_whole_and_alone() {
         );
     }
 }
+
+/// A person's denial can speak to the agent (issue 16): denied with a
+/// message, the same call's next attempt in the session is refused with those
+/// words and raises no new request; another call still asks; another session
+/// is not bound by it. "Deny for this session" stands the same way.
+#[test]
+fn a_denial_with_a_message_reaches_the_agent_on_its_next_attempt() {
+    let fx = Fx::new("deny-message");
+    let outside = fx.outside();
+    let reading = |session: &str, path: &str| {
+        payload::claude(
+            "PreToolUse",
+            Some(session),
+            fx.w(),
+            "Bash",
+            bash(&format!("cat {path}")),
+        )
+    };
+    let decision = |run: &HookRun| {
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = fx.hook("claude-code", &reading("dm-1", &outside));
+    assert!(
+        decision(&first).contains("outside the workspace"),
+        "{first:?}"
+    );
+    let id = fx.sb.pending_request_id("dm-1").to_string();
+    let bad = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "once",
+        "--message",
+        "no",
+        &id,
+    ]);
+    assert!(!bad.status.success(), "a message goes with a deny only");
+    let out = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "deny",
+        "--message",
+        "use the copy in the repository instead",
+        &id,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    for _ in 0..2 {
+        let again = fx.hook("claude-code", &reading("dm-1", &outside));
+        assert_eq!(
+            again.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "{again:?}"
+        );
+        assert!(
+            decision(&again).contains("use the copy in the repository instead"),
+            "{again:?}"
+        );
+    }
+    assert!(
+        fx.sb
+            .pending_requests()
+            .iter()
+            .all(|r| r["session"] != "dm-1"),
+        "a standing denial asks nobody again"
+    );
+    // Another call, and the same call in another session: asked as before.
+    let other = s(&fx.sb.write("outside/other.txt", "x\n"));
+    let neighbour = fx.hook("claude-code", &reading("dm-1", &other));
+    assert_eq!(
+        neighbour.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "ask"
+    );
+    let elsewhere = fx.hook("claude-code", &reading("dm-2", &outside));
+    assert_eq!(
+        elsewhere.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "ask"
+    );
+    // Deny for this session, without a message.
+    let id = fx.sb.pending_request_id("dm-2").to_string();
+    let out = fx.sb.cli(&[
+        "requests", "resolve", "--scope", "deny", "--for", "session", &id,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let again = fx.hook("claude-code", &reading("dm-2", &outside));
+    assert!(
+        decision(&again).contains("a person denied it for this session"),
+        "{again:?}"
+    );
+}

@@ -3,8 +3,8 @@
 //! through these, so each action is audited the same way wherever it came from.
 
 use portcullis_store::{
-    AuditEvent, AuditKind, Grant, NewGrant, NewSession, Pin, Registered, Request, Resolution,
-    Store, StoreError,
+    AuditEvent, AuditKind, Denial, Grant, NewGrant, NewSession, Pin, Registered, Request,
+    Resolution, Store, StoreError,
 };
 
 /// Resolves a pending request and records who did it. `approver` names the
@@ -16,7 +16,20 @@ pub fn resolve_request(
     approver: &str,
     now: i64,
 ) -> Result<(Request, Option<Grant>), StoreError> {
-    let (request, grant) = store.resolve_request(id, how, approver, now)?;
+    resolve_request_with(store, id, how, None, approver, now)
+}
+
+/// [`resolve_request`], with a denial that stands for the same call's next
+/// attempts in the session and tells the agent why ([`Denial`]).
+pub fn resolve_request_with(
+    store: &Store,
+    id: i64,
+    how: Resolution,
+    denial: Option<&Denial>,
+    approver: &str,
+    now: i64,
+) -> Result<(Request, Option<Grant>), StoreError> {
+    let (request, grant) = store.resolve_request_with(id, how, denial, approver, now)?;
     store.append_audit(
         &AuditEvent {
             kind: if grant.is_some() {
@@ -32,6 +45,8 @@ pub fn resolve_request(
                 "grant": grant.as_ref().map(|g| g.id),
                 "scope": how.as_str(),
                 "by": approver,
+                "message": denial.map(|d| d.message.as_str()),
+                "denied_until": denial.map(|d| d.until),
             }),
         },
         now,
@@ -139,4 +154,40 @@ fn record(
         now,
     )?;
     Ok(())
+}
+
+/// How long a denial with a message stands for the same call's next attempts,
+/// unless it is for the session (10 minutes).
+pub const DENIAL_SECS: i64 = 600;
+
+/// The standing denial a person's resolution asks for: `message` (what the
+/// agent reads) and `lasting` (`call`: [`DENIAL_SECS`]; `session`: as long as
+/// the session lives). Neither: a plain deny, and the next attempt asks anew.
+/// Either with an approval, or an unknown `lasting`: an error in words.
+pub fn denial(
+    how: Resolution,
+    message: Option<&str>,
+    lasting: Option<&str>,
+    now: i64,
+) -> Result<Option<Denial>, String> {
+    let message = message.map(str::trim).filter(|m| !m.is_empty());
+    let until = match lasting {
+        None | Some("call") => Some(now.saturating_add(DENIAL_SECS)),
+        Some("session") => None,
+        Some(other) => return Err(format!("for `{other}`: expected call or session")),
+    };
+    if message.is_none() && lasting.is_none() {
+        return Ok(None);
+    }
+    if how != Resolution::Deny {
+        return Err(
+            "a message for the agent, and how long a denial lasts, go with a denial only".into(),
+        );
+    }
+    Ok(Some(Denial {
+        message: message
+            .unwrap_or("a person denied it for this session")
+            .to_string(),
+        until,
+    }))
 }

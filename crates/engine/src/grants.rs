@@ -493,3 +493,29 @@ pub(crate) fn request_for(
         suggested,
     }))
 }
+
+/// The words of a person's denial standing for this very call in these
+/// sessions (the same tool, text and directory), if any.
+pub(crate) fn standing_denial(
+    store: &Store,
+    sessions: &[&str],
+    call: &ToolCall,
+    table: &ToolTable,
+    now: i64,
+) -> Result<Option<String>, EngineError> {
+    let denials = store.standing_denials(sessions, &call.tool.name, now)?;
+    if denials.is_empty() {
+        return Ok(None);
+    }
+    let text = call_text(call, table);
+    Ok(denials.into_iter().find_map(|r| match &r.target {
+        GrantTarget::Call {
+            call: denied, cwd, ..
+        } if *denied == text && *cwd == call.cwd => Some(format!(
+            "a person denied this call (request #{}): {}",
+            r.id,
+            r.deny_message.as_deref().unwrap_or("no reason given")
+        )),
+        _ => None,
+    }))
+}

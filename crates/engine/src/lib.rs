@@ -356,8 +356,29 @@ impl<F: PathFacts> Engine<F> {
                 }
             }
         }
+        // A person who denied this very call, and let the denial stand, is
+        // not asked again: the agent reads their words.
+        let mut denied_by_person = false;
+        if decision.decision != Verdict::Allow && status == SessionStatus::Active {
+            let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
+            if let Some(denial) = grants::standing_denial(store, &chain, call, &policy.table, now)?
+            {
+                denied_by_person = true;
+                decision.decision = Verdict::Deny;
+                decision.reasons = vec![Reason {
+                    code: portcullis_policy::ReasonCode::PersonDenied,
+                    message: denial,
+                    rule: None,
+                    effect: None,
+                    verdict: Verdict::Deny,
+                }];
+            }
+        }
         decision.reveal_allowed_paths(&call.cwd, facts);
-        let request = if decision.decision != Verdict::Allow && status == SessionStatus::Active {
+        let request = if decision.decision != Verdict::Allow
+            && status == SessionStatus::Active
+            && !denied_by_person
+        {
             match session_id.as_deref() {
                 Some(own) => {
                     match grants::request_for(&decision, call, &policy.table, own, facts, store)? {

@@ -49,6 +49,8 @@ reason_codes! {
     // ----- outside the policy -------------------------------------------------
     /// A person's grant covered what the policy refused (engine).
     Grant = "grant",
+    /// A person denied this very call, and the denial stands (engine).
+    PersonDenied = "person-denied",
     // ----- modes and defaults -------------------------------------------------
     /// Allowed because the mode is `full-access`.
     ModeFullAccess = "mode-full-access",
@@ -147,6 +149,9 @@ impl ReasonCode {
             Code | Network => true,
             // A deny rule is the configuration's word; no grant lifts it.
             RuleDeny => false,
+            // A person's denial stands until it expires; asking again would
+            // put the same question to them.
+            PersonDenied => false,
             // Never written or deleted by an agent, whoever approves.
             ProtectedPath | BlockedPath | BlockedWritePath | CriticalPath | ReadOnlyRoot => false,
             // The mode says no writes at all.

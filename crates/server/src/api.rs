@@ -288,6 +288,27 @@ pub(crate) async fn list_requests(state: Shared, Q(q): Q<ListQuery>) -> AppResul
 pub struct ResolveBody {
     /// once, session, device or deny.
     pub scope: String,
+    /// With `deny`: what the agent reads as the refusal of its next attempts
+    /// of the same call in the session (for ten minutes, or the session's
+    /// life with `"for": "session"`).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// With `deny`: `call` (the default: the denial stands for ten minutes)
+    /// or `session` (as long as the session lives).
+    #[serde(default, rename = "for")]
+    pub lasting: Option<String>,
+}
+
+/// The standing denial a resolution asks for (the engine's rules), or a 400
+/// naming what is wrong.
+pub fn denial_of(
+    how: Resolution,
+    message: Option<&str>,
+    lasting: Option<&str>,
+    now: i64,
+) -> AppResult<Option<portcullis_store::Denial>> {
+    portcullis_engine::actions::denial(how, message, lasting, now)
+        .map_err(|why| ApiError::bad_request("bad-denial", why))
 }
 
 pub fn parse_resolution(scope: &str) -> AppResult<Resolution> {
@@ -311,9 +332,18 @@ pub(crate) async fn resolve_request(
 ) -> AppResult<Response> {
     let approver = person.approver();
     let how = parse_resolution(&b.scope)?;
+    let now = unix_now();
+    let denial = denial_of(how, b.message.as_deref(), b.lasting.as_deref(), now)?;
     let (request, grant) = state
         .with_store(move |s| {
-            portcullis_engine::actions::resolve_request(s, id, how, approver, unix_now())
+            portcullis_engine::actions::resolve_request_with(
+                s,
+                id,
+                how,
+                denial.as_ref(),
+                approver,
+                now,
+            )
         })
         .await??;
     Ok(Json(json!({"request": request, "grant": grant})).into_response())

@@ -380,7 +380,10 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
                    <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
                    {confirm}\
+                   <input type=\"text\" name=\"message\" maxlength=\"500\" class=\"message\" \
+                          placeholder=\"Why, for the agent (with a deny)\" aria-label=\"Why, for the agent (with a deny)\">\
                    <button name=\"scope\" value=\"deny\" class=\"deny\" formnovalidate{focus}>Deny</button>\
+                   <button name=\"scope\" value=\"deny-session\" class=\"deny\" formnovalidate>Deny for this session</button>\
                    <button name=\"scope\" value=\"once\" class=\"allow\">Allow once</button>\
                    <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}\
                  </form>",
@@ -666,7 +669,11 @@ pub(crate) async fn sessions_page(state: Shared) -> Response {
 
 #[derive(Deserialize)]
 pub(crate) struct ResolveForm {
+    /// once, session, device, deny, or `deny-session` (a denial that stands
+    /// for the session's life).
     scope: String,
+    /// With a deny: what the agent reads.
+    message: Option<String>,
     /// `yes` when the person ticked the confirmation a secret or a hazard needs.
     confirm: Option<String>,
 }
@@ -676,9 +683,20 @@ pub(crate) async fn resolve_form(
     P(id): P<i64>,
     CsrfForm(f): CsrfForm<ResolveForm>,
 ) -> Response {
-    let how = match parse_resolution(&f.scope) {
+    let (scope, lasting) = match f.scope.as_str() {
+        "deny-session" => ("deny", Some("session")),
+        other => (other, None),
+    };
+    let how = match parse_resolution(scope) {
         Ok(h) => h,
         Err(e) => return back("/", Err(e.message)),
+    };
+    let now = unix_now();
+    // The message box is on every card: it counts with a deny only.
+    let message = f.message.as_deref().filter(|_| how == Resolution::Deny);
+    let denial = match portcullis_engine::actions::denial(how, message, lasting, now) {
+        Ok(d) => d,
+        Err(why) => return back("/", Err(why)),
     };
     let confirmed = f.confirm.as_deref() == Some("yes");
     let result = match state
@@ -697,7 +715,14 @@ pub(crate) async fn resolve_form(
                     }
                 }
             }
-            portcullis_engine::actions::resolve_request(s, id, how, "ui", unix_now())
+            portcullis_engine::actions::resolve_request_with(
+                s,
+                id,
+                how,
+                denial.as_ref(),
+                "ui",
+                now,
+            )
         })
         .await
     {
@@ -711,6 +736,17 @@ pub(crate) async fn resolve_form(
                 "Request #{id} allowed ({}): grant #{}. The agent may retry.",
                 g.scope.as_str(),
                 g.id
+            )),
+        ),
+        Ok((r, None)) if r.deny_standing => back(
+            "/",
+            Ok(format!(
+                "Request #{id} denied: the agent reads your message when it tries the same call again{}.",
+                if r.deny_until.is_none() {
+                    " in this session"
+                } else {
+                    " within ten minutes"
+                }
             )),
         ),
         Ok((_, None)) => back("/", Ok(format!("Request #{id} denied."))),

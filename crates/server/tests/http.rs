@@ -1246,3 +1246,47 @@ async fn a_secret_read_is_shown_as_such_and_needs_a_confirmation() {
     assert!(location.contains("notice="), "{location}");
     assert_eq!(fx.send(read_key()).await.1["decision"], "allow");
 }
+
+/// The resolve options' refusals: a message or a lasting with an approval, an
+/// unknown lasting. A deny with a message stands: the same call is refused
+/// with the person's words, and raises no new request.
+#[tokio::test]
+async fn resolve_options_are_checked_and_a_denial_speaks_to_the_agent() {
+    let fx = Fx::new();
+    let token = fx.session("s1").await;
+    let (_, d, _) = fx.send(fx.outside_read("s1", &token)).await;
+    let id = d["request"]["id"].as_i64().unwrap();
+    let resolve = |body: Value| fx.admin_post(&format!("/v1/requests/{id}/resolve"), &body);
+    for (body, expected) in [
+        (
+            json!({"scope": "once", "message": "no"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"scope": "session", "for": "session"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"scope": "deny", "for": "ever"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"scope": "deny", "reason": "unknown field"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+    ] {
+        let (status, answer, _) = fx.send(resolve(body.clone())).await;
+        assert_eq!(status, expected, "{body}: {answer}");
+    }
+    let (status, answer, _) = fx
+        .send(resolve(
+            json!({"scope": "deny", "message": "not that file"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["request"]["deny_message"], "not that file");
+    let (_, again, _) = fx.send(fx.outside_read("s1", &token)).await;
+    assert_eq!(again["decision"], "deny", "{again}");
+    assert!(again.to_string().contains("not that file"), "{again}");
+    assert!(again["request"].is_null(), "no new request: {again}");
+}

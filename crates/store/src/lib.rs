@@ -55,9 +55,9 @@ pub use requests::ONCE_GRANT_TTL_SECS;
 pub use sessions::MAX_SESSION_ID;
 pub use trust::{FileId, Integrity};
 pub use types::{
-    AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, CallEffect, Grant,
-    GrantScope, GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin, PinCheck,
-    PinStatus, Registered, Request, RequestStatus, Resolution, Session,
+    AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, CallEffect, Denial,
+    Grant, GrantScope, GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin,
+    PinCheck, PinStatus, Registered, Request, RequestStatus, Resolution, Session,
 };
 
 /// The database file's name inside the data directory.

@@ -4,7 +4,9 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{OptionalExtension, Row, params};
 
-use crate::types::{GrantScope, NewGrant, NewRequest, Op, Request, RequestStatus, Resolution};
+use crate::types::{
+    Denial, GrantScope, NewGrant, NewRequest, Op, Request, RequestStatus, Resolution,
+};
 use crate::{Result, Store, StoreError};
 
 /// How long a `once` grant made by resolving a request waits for the retry
@@ -13,7 +15,8 @@ pub const ONCE_GRANT_TTL_SECS: i64 = 600;
 
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
-                            resolved_at, grant_id, held_until";
+                            resolved_at, grant_id, held_until, deny_message, deny_until, \
+                            deny_standing";
 
 /// `Vec<Resolution>` as a JSON array of words.
 struct Suggested(Vec<Resolution>);
@@ -53,6 +56,9 @@ fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
         resolved_at: r.get(14)?,
         grant: r.get(15)?,
         held_until: r.get(16)?,
+        deny_message: r.get(17)?,
+        deny_until: r.get(18)?,
+        deny_standing: r.get(19)?,
     })
 }
 
@@ -198,6 +204,30 @@ impl Store {
         approver: &str,
         now: i64,
     ) -> Result<(Request, Option<crate::Grant>)> {
+        self.resolve_request_with(id, how, None, approver, now)
+    }
+
+    /// [`Store::resolve_request`], and for a [`Resolution::Deny`] a denial
+    /// that stands for the same call's next attempts in the session
+    /// ([`Store::standing_denial`]). A denial with an approval is refused.
+    pub fn resolve_request_with(
+        &self,
+        id: i64,
+        how: Resolution,
+        denial: Option<&Denial>,
+        approver: &str,
+        now: i64,
+    ) -> Result<(Request, Option<crate::Grant>)> {
+        if denial.is_some() && how != Resolution::Deny {
+            return Err(StoreError::InvalidRequest {
+                why: "a message for the agent goes with a denial only".into(),
+            });
+        }
+        if denial.is_some_and(|d| d.message.trim().is_empty()) {
+            return Err(StoreError::InvalidRequest {
+                why: "the message for the agent is empty".into(),
+            });
+        }
         if approver.trim().is_empty() {
             return Err(StoreError::InvalidRequest {
                 why: "the approver is empty".into(),
@@ -261,7 +291,8 @@ impl Store {
             RequestStatus::Denied
         };
         tx.prepare_cached(
-            "UPDATE requests SET status = ?2, resolved_by = ?3, resolved_at = ?4, grant_id = ?5
+            "UPDATE requests SET status = ?2, resolved_by = ?3, resolved_at = ?4, grant_id = ?5,
+                                 deny_message = ?6, deny_until = ?7, deny_standing = ?8
              WHERE id = ?1 AND status = 'pending'",
         )
         .and_then(|mut s| {
@@ -270,7 +301,10 @@ impl Store {
                 status,
                 approver,
                 now,
-                grant.as_ref().map(|g| g.id)
+                grant.as_ref().map(|g| g.id),
+                denial.map(|d| d.message.as_str()),
+                denial.and_then(|d| d.until),
+                denial.is_some(),
             ])
         })
         .map_err(self.sql("resolve a permission request"))?;
@@ -280,6 +314,37 @@ impl Store {
         tx.commit()
             .map_err(self.sql("commit a permission request resolution"))?;
         Ok((request, grant))
+    }
+
+    /// The denials standing at `now` for `tool` in these sessions (a call's
+    /// own and its ancestors'), newest first: the engine matches each one's
+    /// target against the call.
+    pub fn standing_denials(
+        &self,
+        sessions: &[&str],
+        tool: &str,
+        now: i64,
+    ) -> Result<Vec<Request>> {
+        let mut out = Vec::new();
+        let sql = format!(
+            "SELECT {REQUEST_COLS} FROM requests
+             WHERE session = ?1 AND tool = ?2 AND deny_standing = 1
+               AND (deny_until IS NULL OR deny_until > ?3)
+             ORDER BY id DESC"
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(self.sql("list standing denials"))?;
+        for session in sessions {
+            let rows = stmt
+                .query_map(params![session, tool, now], request_from_row)
+                .map_err(self.sql("list standing denials"))?;
+            for row in rows {
+                out.push(row.map_err(self.sql("read a standing denial"))?);
+            }
+        }
+        Ok(out)
     }
 
     fn load_request(&self, conn: &rusqlite::Connection, id: i64) -> Result<Option<Request>> {

@@ -149,6 +149,21 @@ CREATE TABLE tool_pins (
 ALTER TABLE requests ADD COLUMN held_until INTEGER;
 "#,
     },
+    Migration {
+        version: 4,
+        name: "a person's denial of a call, with a message for the agent",
+        sql: r#"
+-- When a person denies a request they may say why: the agent reads
+-- `deny_message` as the refusal of its next attempts of the same call in the
+-- same session, until `deny_until` (unix seconds; NULL: for the session's
+-- life). A denial without either is a plain deny (the next attempt asks anew).
+ALTER TABLE requests ADD COLUMN deny_message TEXT;
+ALTER TABLE requests ADD COLUMN deny_until INTEGER;
+ALTER TABLE requests ADD COLUMN deny_standing INTEGER NOT NULL DEFAULT 0
+    CHECK (deny_standing IN (0, 1));
+CREATE INDEX requests_denied ON requests(session, tool) WHERE deny_standing = 1;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -490,6 +490,24 @@ pub struct Request {
     /// Until when (unix seconds) an agent's call waits for the answer: the
     /// latest deadline a hook or the bridge stored; `None` if none waited.
     pub held_until: Option<i64>,
+    /// A denial that stands for the same call's next attempts ([`Denial`]):
+    /// the person's message to the agent.
+    pub deny_message: Option<String>,
+    /// Until when that denial stands (`None` with a message: the session's life).
+    pub deny_until: Option<i64>,
+    /// Whether the denial stands for the same call's next attempts.
+    pub deny_standing: bool,
+}
+
+/// How a person's denial reaches the agent: the same call attempted again in
+/// the same session is refused with `message`, without asking anyone, until
+/// `until` (`None`: for the session's life).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denial {
+    /// What the agent reads as the refusal (the person's words).
+    pub message: String,
+    /// Until when (unix seconds); `None`: as long as the session lives.
+    pub until: Option<i64>,
 }
 
 word_enum! {
