@@ -337,3 +337,101 @@ async fn a_browser_without_the_login_sees_nothing() {
     shot(&c, "locked").await;
     c.close().await.unwrap();
 }
+
+/// The list holds still (issue 16): with 40 pending requests, a request that
+/// arrives between `mousedown` and `click` on a card deep in the list moves
+/// nothing — what is under the pointer at the click is the card pressed, and
+/// that is the request resolved — and resolving it keeps the scroll position
+/// within a pixel. The newcomer waits behind the "N new" bar.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_holds_still_under_the_pointer() {
+    let s = Served::start();
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let session = format!("m{i}");
+        s.register(&session);
+        let asked = s.check_outside_read(&session);
+        ids.push(asked["request"]["id"].as_i64().expect("a request"));
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.goto(&s.login_url).await.unwrap();
+    wait_for(&c, "#requests").await;
+    // Let the stream connect (its first refresh finds nothing new).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let target = ids[5];
+    let pressed: Value = c
+        .execute(
+            &format!(
+                "const b = document.querySelector('#request-{target} button[value=once]');
+                 b.scrollIntoView({{block: 'center'}});
+                 const r = b.getBoundingClientRect();
+                 const x = r.left + r.width / 2, y = r.top + r.height / 2;
+                 const under = document.elementFromPoint(x, y);
+                 under.dispatchEvent(new MouseEvent('mousedown', {{bubbles: true, clientX: x, clientY: y}}));
+                 return {{x: x, y: y, scroll: window.scrollY, card: under.closest('article').id}};"
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(pressed["card"], format!("request-{target}"), "{pressed}");
+    assert!(
+        pressed["scroll"].as_f64().unwrap() > 100.0,
+        "deep in the list: {pressed}"
+    );
+
+    // A new request arrives over SSE while the button is held down.
+    s.register("late");
+    let late = s.check_outside_read("late")["request"]["id"]
+        .as_i64()
+        .unwrap();
+    wait_for(&c, "#new-requests:not([hidden])").await;
+
+    let clicked: Value = c
+        .execute(
+            &format!(
+                "const under = document.elementFromPoint({x}, {y});
+                 const card = under.closest('article').id;
+                 under.click();
+                 return card;",
+                x = pressed["x"],
+                y = pressed["y"]
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        clicked,
+        json!(format!("request-{target}")),
+        "the click lands on the card pressed"
+    );
+    notice(&c, &format!("Request #{target} allowed (once)")).await;
+    let scroll: Value = c.execute("return window.scrollY;", vec![]).await.unwrap();
+    assert!(
+        (scroll.as_f64().unwrap() - pressed["scroll"].as_f64().unwrap()).abs() <= 1.0,
+        "the scroll position holds: {scroll} vs {pressed}"
+    );
+    let auth = s.bearer();
+    let (_, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+    let pending: Vec<i64> = serde_json::from_str::<Value>(&body)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_i64())
+        .collect();
+    assert!(!pending.contains(&target), "{target} was resolved");
+    assert!(pending.contains(&late), "the newcomer waits for the person");
+    assert_eq!(pending.len(), 40, "only the pressed card was resolved");
+    // The bar shows the newcomer on request.
+    c.find(Locator::Css("#new-requests"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, &format!("#request-{late}")).await;
+    shot(&c, "requests-holding-still").await;
+}

@@ -13,10 +13,65 @@
     document.title = n > 0 ? "(" + n + ") " + baseTitle : baseTitle;
   }
 
+  // The list holds still (issue 16): a card arriving never moves what is
+  // under the pointer. New cards wait behind the "N new" bar until the person
+  // asks for them (or the list is empty); cards resolved elsewhere leave with
+  // the scroll position kept on what was in view; a card's content is
+  // updated in place unless the person is working in it.
+  const waiting = new Map(); // id -> element not yet shown
+  let newBar = null;
+
+  function showNewBar() {
+    if (!list) return;
+    if (!newBar) {
+      newBar = document.createElement("button");
+      newBar.type = "button";
+      newBar.id = "new-requests";
+      newBar.className = "new-bar";
+      newBar.addEventListener("click", revealWaiting);
+      document.body.appendChild(newBar);
+    }
+    const n = waiting.size;
+    newBar.hidden = n === 0;
+    newBar.textContent = n === 1 ? "1 new request — show" : n + " new requests — show";
+  }
+
+  function revealWaiting() {
+    const cards = Array.from(waiting.values()).sort(function (a, b) {
+      return Number(b.dataset.id || 0) - Number(a.dataset.id || 0);
+    });
+    waiting.clear();
+    for (const el of cards.reverse()) {
+      el.classList.add("fresh");
+      list.insertBefore(el, list.firstChild);
+    }
+    for (const el of Array.from(list.children)) if (!el.id) el.remove();
+    showNewBar();
+    list.scrollIntoView({ block: "start" });
+    const first = list.querySelector("button.deny");
+    if (first) first.focus();
+  }
+
+  // The first card at least partly in view, and where it is: the anchor the
+  // scroll position is kept on while cards above it come and go.
+  function anchor() {
+    for (const el of list.children) {
+      const top = el.getBoundingClientRect().bottom;
+      if (top > 0) return { el: el, top: el.getBoundingClientRect().top };
+    }
+    return null;
+  }
+
+  function busy(card) {
+    if (card.contains(document.activeElement) && document.activeElement.matches("input, textarea")) return true;
+    for (const input of card.querySelectorAll("input[type=text], input[type=checkbox]")) {
+      if ((input.type === "checkbox" && input.checked) || (input.type === "text" && input.value)) return true;
+    }
+    return false;
+  }
+
   async function refreshRequests(newId) {
     if (!list) return;
-    const focusedId = document.activeElement && document.activeElement.closest("article")
-      ? document.activeElement.closest("article").dataset.id : null;
     const res = await fetch("/fragments/requests", { credentials: "same-origin" });
     if (!res.ok) return;
     const html = await res.text();
@@ -24,17 +79,80 @@
     const version = res.headers.get("x-fragment-version");
     if (version && version === list.dataset.version) return; // nothing changed
     list.dataset.version = version || "";
-    list.innerHTML = html;
-    if (newId) {
-      const el = document.getElementById("request-" + newId);
-      if (el) el.classList.add("fresh");
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    const incoming = Array.from(tpl.content.children);
+    const ids = new Set(incoming.map(function (el) { return el.id; }).filter(Boolean));
+    const keep = anchor();
+    const focused = document.activeElement;
+    for (const el of Array.from(list.children)) {
+      if (!el.id || !ids.has(el.id)) {
+        if (keep && keep.el === el) keep.el = el.nextElementSibling;
+        el.remove();
+      }
     }
-    // Keep the keyboard where it was; else the safest choice of the first request.
-    const keep = focusedId && document.querySelector("#request-" + focusedId + " button.deny");
-    const first = list.querySelector("button.deny");
-    const target = keep || (document.activeElement === document.body ? first : null);
-    if (target) target.focus();
+    for (const id of Array.from(waiting.keys())) if (!ids.has(id)) waiting.delete(id);
+    const empty = !list.querySelector("article");
+    for (const el of incoming) {
+      const current = el.id ? document.getElementById(el.id) : null;
+      if (current && list.contains(current)) {
+        if (current.innerHTML !== el.innerHTML && !busy(current)) current.innerHTML = el.innerHTML;
+      } else if (!el.id) {
+        if (empty && !list.querySelector("article")) list.appendChild(el);
+      } else if (empty) {
+        list.appendChild(el);
+        if (newId && el.id === "request-" + newId) el.classList.add("fresh");
+      } else {
+        waiting.set(el.id, el);
+      }
+    }
+    if (keep && keep.el && list.contains(keep.el)) {
+      window.scrollBy(0, keep.el.getBoundingClientRect().top - keep.top);
+    }
+    if (focused && document.body.contains(focused)) focused.focus({ preventScroll: true });
+    else if (document.activeElement === document.body) {
+      const first = list.querySelector("button.deny");
+      if (first) first.focus({ preventScroll: true });
+    }
+    showNewBar();
   }
+
+  // Resolving a card goes through fetch: the page does not reload, the card
+  // leaves in place, the scroll position stays.
+  const notice = document.createElement("p");
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
+  if (list) list.parentNode.insertBefore(notice, list);
+  document.addEventListener("submit", async function (e) {
+    const form = e.target;
+    if (!list || !form.matches("#requests form.actions")) return;
+    e.preventDefault();
+    const data = new URLSearchParams(new FormData(form));
+    if (e.submitter && e.submitter.name) data.append(e.submitter.name, e.submitter.value);
+    const card = form.closest("article");
+    let res;
+    try {
+      res = await fetch(form.action, { method: "POST", body: data, credentials: "same-origin" });
+    } catch (err) {
+      notice.className = "error toast"; notice.textContent = "Not sent: " + err; notice.hidden = false;
+      return;
+    }
+    const params = new URL(res.url, location.href).searchParams;
+    const error = params.get("error") || (res.ok ? null : "The server answered " + res.status + ".");
+    // A toast: it takes no room in the page, so nothing moves when it shows.
+    notice.className = error ? "error toast" : "ok toast";
+    notice.textContent = error || params.get("notice") || "Done.";
+    notice.hidden = false;
+    if (!error && card) {
+      const next = card.nextElementSibling || card.previousElementSibling;
+      const y = window.scrollY;
+      card.remove();
+      window.scrollTo(0, y);
+      const button = next && next.querySelector ? next.querySelector("button.deny") : null;
+      if (button) button.focus({ preventScroll: true });
+    }
+    refreshRequests(null);
+  });
 
   function notify(request) {
     if (!("Notification" in window) || Notification.permission !== "granted") return;
