@@ -282,6 +282,7 @@ impl<A: Authority> Bridge<A> {
                 require_token: !h.admin,
                 dry_run: false,
                 can_confine: false,
+                asked_in_agent: false,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
@@ -289,6 +290,7 @@ impl<A: Authority> Bridge<A> {
                 require_token: false,
                 dry_run: false,
                 can_confine: false,
+                asked_in_agent: false,
             },
         }
     }

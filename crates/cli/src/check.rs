@@ -138,6 +138,7 @@ impl Engines {
             require_token: proven,
             dry_run: !proven,
             can_confine: self.can_confine,
+            asked_in_agent: false,
         };
         let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
         let engine = if stateful {

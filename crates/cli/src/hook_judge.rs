@@ -259,6 +259,9 @@ pub fn judge<A: Authority>(
         require_token: false,
         dry_run: false,
         can_confine: hook.can_rewrite,
+        // One owner per ask: where the agent asks its person in its own
+        // prompt, the approval UI does not ask as well.
+        asked_in_agent: on_ask == OnAsk::Agent && hook.can_ask,
     };
     let now = crate::state::now();
     let outcome = authority.decide(&sessions, &call, &ctx, now)?;

@@ -272,6 +272,7 @@ fn session_grants(
         require_token: true,
         dry_run: true,
         can_confine: true,
+        asked_in_agent: false,
     };
     let (status, grants) = engine.standing_path_grants(&ctx, crate::state::now())?;
     if status != SessionStatus::Active {

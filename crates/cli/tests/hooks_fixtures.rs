@@ -1612,7 +1612,9 @@ fn every_argument_through_every_adapter() {
 /// sharing its effects but not its text still asks.
 #[test]
 fn every_kind_of_call_is_approved_whole_and_alone() {
-    let fx = Fx::new("whole-call");
+    // The approval UI owns the asks (Claude Code's own prompt would
+    // otherwise: one owner per ask).
+    let fx = Fx::with("whole-call", "[agents.claude-code]\non_ask = \"notify\"\n");
     let outside = fx.outside();
     fx.sb.write("home/.aws/credentials", "[default]\n");
     let creds = fx.home(".aws/credentials");
@@ -1664,7 +1666,7 @@ fn every_kind_of_call_is_approved_whole_and_alone() {
         let first = fx.hook("claude-code", &call);
         assert_eq!(
             first.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
-            "ask",
+            "deny",
             "{name}: {first:?}"
         );
         let request = fx
@@ -1714,8 +1716,15 @@ fn every_kind_of_call_is_approved_whole_and_alone() {
         );
         assert_eq!(
             neighbour.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
-            "ask",
+            "deny",
             "{name}: a neighbour gains nothing from the approval: {neighbour:?}"
+        );
+        assert!(
+            fx.sb
+                .pending_requests()
+                .iter()
+                .any(|r| r["session"] == session.as_str()),
+            "{name}: the neighbour raised its own request"
         );
     }
 }
@@ -1726,7 +1735,10 @@ fn every_kind_of_call_is_approved_whole_and_alone() {
 /// is not bound by it. "Deny for this session" stands the same way.
 #[test]
 fn a_denial_with_a_message_reaches_the_agent_on_its_next_attempt() {
-    let fx = Fx::new("deny-message");
+    let fx = Fx::with(
+        "deny-message",
+        "[agents.claude-code]\non_ask = \"notify\"\n",
+    );
     let outside = fx.outside();
     let reading = |session: &str, path: &str| {
         payload::claude(
@@ -1791,14 +1803,14 @@ fn a_denial_with_a_message_reaches_the_agent_on_its_next_attempt() {
     // Another call, and the same call in another session: asked as before.
     let other = s(&fx.sb.write("outside/other.txt", "x\n"));
     let neighbour = fx.hook("claude-code", &reading("dm-1", &other));
-    assert_eq!(
-        neighbour.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
-        "ask"
+    assert!(
+        decision(&neighbour).contains("waiting for a person"),
+        "{neighbour:?}"
     );
     let elsewhere = fx.hook("claude-code", &reading("dm-2", &outside));
-    assert_eq!(
-        elsewhere.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
-        "ask"
+    assert!(
+        decision(&elsewhere).contains("waiting for a person"),
+        "{elsewhere:?}"
     );
     // Deny for this session, without a message.
     let id = fx.sb.pending_request_id("dm-2").to_string();
@@ -1811,4 +1823,40 @@ fn a_denial_with_a_message_reaches_the_agent_on_its_next_attempt() {
         decision(&again).contains("a person denied it for this session"),
         "{again:?}"
     );
+}
+
+/// One owner per ask (issue 16): where Claude Code asks its person in its
+/// own permission dialog (`on_ask = "agent"`, the default), the approval UI
+/// does not ask as well — no request is raised, and the audit row says the
+/// ask was the agent's. A deny still raises none either way (the rule).
+#[test]
+fn an_ask_in_the_agents_own_prompt_raises_no_request() {
+    let fx = Fx::new("one-owner");
+    let call = payload::claude(
+        "PreToolUse",
+        Some("own-1"),
+        fx.w(),
+        "Read",
+        json!({"file_path": fx.outside()}),
+    );
+    let run = fx.hook("claude-code", &call);
+    assert_eq!(
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"],
+        "ask",
+        "{run:?}"
+    );
+    assert!(
+        fx.sb
+            .pending_requests()
+            .iter()
+            .all(|r| r["session"] != "own-1"),
+        "the browser does not ask what Claude Code asks"
+    );
+    let audited = fx.sb.audited_decisions();
+    let row = audited
+        .iter()
+        .rev()
+        .find(|r| r["event"]["session"] == "own-1")
+        .unwrap_or_else(|| panic!("the ask is audited: {audited:?}"));
+    assert_eq!(row["event"]["detail"]["asked_in"], "agent", "{row}");
 }

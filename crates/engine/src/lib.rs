@@ -65,6 +65,10 @@ pub struct CallContext {
     /// decision says so; without it, a call allowed only because it would run
     /// confined is decided as if confinement did not exist.
     pub can_confine: bool,
+    /// The agent puts an ask to its person in its own prompt (Claude Code's
+    /// permission dialog): one owner per ask, so no request is raised for the
+    /// approval UI as well. The audit row says where it was asked.
+    pub asked_in_agent: bool,
 }
 
 /// The state of the session a call resolved to.
@@ -375,9 +379,13 @@ impl<F: PathFacts> Engine<F> {
             }
         }
         decision.reveal_allowed_paths(&call.cwd, facts);
+        // An ask the agent puts to its person itself is theirs alone (a deny
+        // still raises a request: the agent's prompt cannot lift it).
+        let agent_owns_it = ctx.asked_in_agent && decision.decision == Verdict::Ask;
         let request = if decision.decision != Verdict::Allow
             && status == SessionStatus::Active
             && !denied_by_person
+            && !agent_owns_it
         {
             match session_id.as_deref() {
                 Some(own) => {
@@ -409,6 +417,9 @@ impl<F: PathFacts> Engine<F> {
             }
             if ctx.dry_run {
                 detail.insert("dry_run".into(), serde_json::Value::Bool(true));
+            }
+            if agent_owns_it {
+                detail.insert("asked_in".into(), serde_json::Value::String("agent".into()));
             }
         }
         let audit = store.append_audit(&event, now)?;

@@ -143,6 +143,7 @@ async fn run_decide(
         dry_run: false,
         // An HTTP caller runs the call itself: nothing confines it.
         can_confine: false,
+        asked_in_agent: false,
     };
     let call = ToolCall {
         tool: ToolRef {
