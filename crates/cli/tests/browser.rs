@@ -434,4 +434,49 @@ async fn the_list_holds_still_under_the_pointer() {
         .unwrap();
     wait_for(&c, &format!("#request-{late}")).await;
     shot(&c, "requests-holding-still").await;
+
+    // The keyboard: j moves to the next card, d denies the focused one.
+    let cards: Value = c
+        .execute(
+            "return Array.from(document.querySelectorAll('#requests article')).map(a => a.id);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let cards: Vec<String> = serde_json::from_value(cards).unwrap();
+    c.execute(
+        "document.querySelector('#requests article button.deny').focus();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("j")
+        .await
+        .unwrap();
+    let focused: Value = c
+        .execute(
+            "return document.activeElement.closest('article').id;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(focused, json!(cards[1]), "j moves to the next card");
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("d")
+        .await
+        .unwrap();
+    let denied: i64 = cards[1].trim_start_matches("request-").parse().unwrap();
+    notice(&c, &format!("Request #{denied} denied")).await;
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("?")
+        .await
+        .unwrap();
+    wait_for(&c, "#shortcuts:not([hidden])").await;
 }

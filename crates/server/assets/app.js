@@ -219,7 +219,38 @@
   tick();
   setInterval(tick, 1000);
 
-  // Keyboard: g r / g g / g a / g s move between pages.
+  // Keyboard: g r / g g / g a / g s move between pages; on Requests, j / k
+  // move between cards, a / s / d allow once / for the session / deny the
+  // focused card; ? shows the list.
+  const help = document.createElement("div");
+  help.id = "shortcuts";
+  help.setAttribute("role", "dialog");
+  help.setAttribute("aria-label", "Keyboard shortcuts");
+  help.hidden = true;
+  help.innerHTML = "<strong>Keyboard</strong><br><kbd>j</kbd> / <kbd>k</kbd> next / previous request · " +
+    "<kbd>a</kbd> allow once · <kbd>s</kbd> allow for this session · <kbd>d</kbd> deny · " +
+    "<kbd>g</kbd> then <kbd>r</kbd> <kbd>g</kbd> <kbd>a</kbd> <kbd>s</kbd>: Requests, Grants, Audit, Sessions · " +
+    "<kbd>?</kbd> this list";
+  document.body.appendChild(help);
+
+  function focusedCard() {
+    const el = document.activeElement;
+    return el && el.closest ? el.closest("#requests article") : null;
+  }
+
+  function moveFocus(step) {
+    if (!list) return;
+    const cards = Array.from(list.querySelectorAll("article"));
+    if (cards.length === 0) return;
+    const at = cards.indexOf(focusedCard());
+    const next = cards[Math.min(cards.length - 1, Math.max(0, at < 0 ? 0 : at + step))];
+    const button = next.querySelector("button.deny") || next.querySelector("button");
+    if (button) {
+      button.focus({ preventScroll: true });
+      next.scrollIntoView({ block: "nearest" });
+    }
+  }
+
   let pending = null;
   document.addEventListener("keydown", function (e) {
     if (e.target.matches("input, select, textarea") || e.metaKey || e.ctrlKey || e.altKey) return;
@@ -229,6 +260,21 @@
       if (to) { location.href = to; e.preventDefault(); }
       return;
     }
-    if (e.key === "g") pending = "g";
+    if (e.key === "g") { pending = "g"; return; }
+    if (e.key === "?") { help.hidden = !help.hidden; e.preventDefault(); return; }
+    if (e.key === "Escape") { help.hidden = true; return; }
+    if (e.key === "j") { moveFocus(1); e.preventDefault(); return; }
+    if (e.key === "k") { moveFocus(-1); e.preventDefault(); return; }
+    const scope = { a: "once", s: "session", d: "deny" }[e.key];
+    const card = focusedCard();
+    if (scope && card) {
+      const button = card.querySelector("button[value=" + scope + "]");
+      if (button) { button.click(); e.preventDefault(); }
+    }
   });
+  // Visible focus on load: the first card's safest choice.
+  if (list && document.activeElement === document.body) {
+    const first = list.querySelector("button.deny");
+    if (first) first.focus({ preventScroll: true });
+  }
 })();

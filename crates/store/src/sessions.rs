@@ -195,6 +195,20 @@ impl Store {
             params![id, now],
         )
         .map_err(self.sql("revoke a session"))?;
+        // Their pending requests go with them: nobody is left to retry the
+        // call, and an approval would grant a revoked session nothing.
+        tx.execute(
+            "WITH RECURSIVE tree(id) AS (
+                 SELECT ?1
+                 UNION
+                 SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id
+             )
+             UPDATE requests SET status = 'denied', resolved_by = 'session revoked',
+                                 resolved_at = ?2
+             WHERE session IN (SELECT id FROM tree) AND status = 'pending'",
+            params![id, now],
+        )
+        .map_err(self.sql("close a revoked session's requests"))?;
         tx.commit()
             .map_err(self.sql("commit a session revocation"))?;
         Ok(true)

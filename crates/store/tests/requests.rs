@@ -301,3 +301,45 @@ fn a_hold_deadline_is_stored_once_per_request_and_only_grows() {
         Err(StoreError::UnknownRequest { id: 9999 })
     ));
 }
+
+/// A revoked session's pending requests (its descendants' too) close with
+/// it: nobody is left to retry, and an approval would grant nothing. Other
+/// sessions' requests stay.
+#[test]
+fn revoking_a_session_closes_its_pending_requests() {
+    let (_dir, store) = support::store();
+    store
+        .register_session_at(&support::main_session("gone"), 1)
+        .unwrap();
+    store
+        .register_session_at(
+            &support::child("gone-kid", "gone", portcullis_store::AgentKind::Subagent),
+            1,
+        )
+        .unwrap();
+    store
+        .register_session_at(&support::main_session("stays"), 1)
+        .unwrap();
+    let target = || GrantTarget::Path {
+        canonical: "/etc/hostname".into(),
+        folder: false,
+    };
+    for s in ["gone", "gone-kid", "stays"] {
+        store
+            .raise_request(&request(s, Op::Read, target()), 10)
+            .unwrap();
+    }
+    assert!(store.revoke_session_at("gone", 20).unwrap());
+    let pending: Vec<String> = store
+        .requests(true)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.session)
+        .collect();
+    assert_eq!(pending, vec!["stays".to_string()]);
+    let closed = store.requests(false).unwrap();
+    for r in closed.iter().filter(|r| r.session != "stays") {
+        assert_eq!(r.status, portcullis_store::RequestStatus::Denied, "{r:?}");
+        assert_eq!(r.resolved_by.as_deref(), Some("session revoked"));
+    }
+}
