@@ -1620,7 +1620,9 @@ fn every_kind_of_call_is_approved_whole_and_alone() {
     let creds = fx.home(".aws/credentials");
     let other = s(&fx.sb.write("outside/other.txt", "other\n"));
     let bash_call = |text: String| ("Bash", bash(&text));
-    let cases: Vec<(&str, (&str, Value), (&str, Value))> = vec![
+    // (what, the call asked, a neighbour sharing its effects)
+    type ToolInput<'a> = (&'a str, Value);
+    let cases: Vec<(&str, ToolInput, ToolInput)> = vec![
         (
             "compound",
             bash_call(format!("cat {outside} && wget -qO- https://x.example/")),

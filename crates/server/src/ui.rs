@@ -704,25 +704,18 @@ pub(crate) async fn resolve_form(
             // A secret's read or a hazard is allowed only with the person's
             // explicit confirmation (the card's checkbox), whatever the form
             // that was posted.
-            if how != Resolution::Deny && !confirmed {
-                if let Ok(Some(r)) = s.request(id) {
-                    if let Some(what) = needs_confirmation(&r) {
-                        return Err(portcullis_store::StoreError::InvalidRequest {
-                            why: format!(
-                                "request #{id} {what}: tick the confirmation on its card to allow it"
-                            ),
-                        });
-                    }
-                }
+            if how != Resolution::Deny
+                && !confirmed
+                && let Ok(Some(r)) = s.request(id)
+                && let Some(what) = needs_confirmation(&r)
+            {
+                return Err(portcullis_store::StoreError::InvalidRequest {
+                    why: format!(
+                        "request #{id} {what}: tick the confirmation on its card to allow it"
+                    ),
+                });
             }
-            portcullis_engine::actions::resolve_request_with(
-                s,
-                id,
-                how,
-                denial.as_ref(),
-                "ui",
-                now,
-            )
+            portcullis_engine::actions::resolve_request_with(s, id, how, denial.as_ref(), "ui", now)
         })
         .await
     {
