@@ -1,7 +1,7 @@
 //! `portcullis sessions|grants|requests|audit`: the store from the command line.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -319,6 +319,15 @@ pub enum RequestsCmd {
         /// `call` (ten minutes) or `session`.
         #[arg(long = "for", value_name = "call|session")]
         lasting: Option<String>,
+        /// With an approval: grant a rule instead of the call itself
+        /// (`Bash(npm install *)`, `Read(~/Downloads/**)`, `Edit(./src/**)`, an
+        /// MCP tool's name). It must cover the call, judged again under the
+        /// configuration of its directory.
+        #[arg(long, conflicts_with_all = ["message", "lasting"])]
+        rule: Option<String>,
+        /// The configuration file layered above the user's, as for `check`.
+        #[arg(long)]
+        config: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -349,6 +358,8 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
             scope,
             message,
             lasting,
+            rule,
+            config,
             store,
         } => {
             let how = match scope.as_str() {
@@ -359,6 +370,21 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                 other => bail!("--scope {other}: expected once, session, device or deny"),
             };
             let at = now();
+            if let Some(rule) = rule {
+                let (r, g) = resolve_with_rule(store, config.as_deref(), *id, how, rule, at)?;
+                print(
+                    store,
+                    &serde_json::json!({"request": r, "grant": g}),
+                    || match &g {
+                        Some(g) => format!(
+                            "request #{} approved with the rule {}: grant #{}; the agent may retry\n",
+                            r.id, g.target, g.id
+                        ),
+                        None => format!("request #{} denied\n", r.id),
+                    },
+                )?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let denial =
                 portcullis_engine::actions::denial(how, message.as_deref(), lasting.as_deref(), at)
                     .map_err(anyhow::Error::msg)?;
@@ -538,5 +564,43 @@ pub fn doctor_store() -> StoreCheck {
             )),
         ),
         Err(e) => check("refused", Some(e.to_string())),
+    }
+}
+
+/// `requests resolve --rule`: the request's call judged again under the
+/// configuration of its directory, by the engine, which checks the rule
+/// covers it before it grants it.
+fn resolve_with_rule(
+    store: &StoreArgs,
+    config: Option<&Path>,
+    id: i64,
+    how: Resolution,
+    rule: &str,
+    at: i64,
+) -> Result<(portcullis_store::Request, Option<portcullis_store::Grant>)> {
+    let s = store.open()?;
+    let Some(request) = s.request(id)? else {
+        bail!("no request #{id}");
+    };
+    let portcullis_store::GrantTarget::Call { cwd, .. } = &request.target else {
+        bail!("request #{id} does not name a whole call: approve it as it is");
+    };
+    let env = portcullis_paths::Environment::from_process();
+    let policy = crate::config_files::load(config, Path::new(cwd), &env)
+        .context("loading the configuration of the request's directory")?;
+    let facts =
+        portcullis_paths::FsPaths::new(&portcullis_paths::Scopes::of(&policy.workspace), &env);
+    let engine = portcullis_engine::Engine::new(s, policy, facts);
+    match engine.resolve_with_rule(
+        id,
+        how,
+        rule,
+        engine.policy(),
+        engine.facts(),
+        &approver(),
+        at,
+    )? {
+        Ok(resolved) => Ok(resolved),
+        Err(refused) => bail!("{refused}"),
     }
 }

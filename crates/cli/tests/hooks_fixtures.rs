@@ -1862,3 +1862,106 @@ fn an_ask_in_the_agents_own_prompt_raises_no_request() {
         .unwrap_or_else(|| panic!("the ask is audited: {audited:?}"));
     assert_eq!(row["event"]["detail"]["asked_in"], "agent", "{row}");
 }
+
+/// A person may answer a request with a rule instead of the call (issue 16):
+/// `Read(<folder>/**)` or `Bash(wget *)` is granted only if it covers every
+/// refused effect of the call (checked by judging the call again), and then
+/// covers other calls it matches; a rule that misses something is refused,
+/// naming it; a secret is never granted by a pattern.
+#[test]
+fn a_rule_granted_for_a_request_must_cover_its_call() {
+    let fx = Fx::with("rule-grant", "[agents.claude-code]\non_ask = \"notify\"\n");
+    let outside = fx.outside();
+    let folder = s(std::path::Path::new(&outside).parent().unwrap());
+    let other = s(&fx.sb.write("outside/other.txt", "x\n"));
+    let elsewhere = s(&fx.sb.write("elsewhere/note.txt", "x\n"));
+    let verdict = |session: &str, tool: &str, input: Value| {
+        let run = fx.hook(
+            "claude-code",
+            &payload::claude("PreToolUse", Some(session), fx.w(), tool, input),
+        );
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let read = |path: &str| json!({ "file_path": path });
+
+    assert_eq!(verdict("rg-1", "Read", read(&outside)), "deny");
+    let id = fx.sb.pending_request_id("rg-1").to_string();
+    let missed = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "session",
+        "--rule",
+        "Read(/nowhere/**)",
+        &id,
+    ]);
+    assert!(
+        !missed.status.success(),
+        "a rule that misses the call is refused"
+    );
+    let why = String::from_utf8_lossy(&missed.stderr);
+    assert!(
+        why.contains("does not cover the call") && why.contains(&outside),
+        "{why}"
+    );
+    let rule = format!("Read({folder}/**)");
+    let config = s(&fx.config);
+    let ok = fx.sb.cli(&[
+        "requests", "resolve", "--scope", "session", "--rule", &rule, "--config", &config, &id,
+    ]);
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(verdict("rg-1", "Read", read(&outside)), "allow");
+    assert_eq!(
+        verdict("rg-1", "Read", read(&other)),
+        "allow",
+        "the rule's reach"
+    );
+    assert_eq!(
+        verdict("rg-1", "Read", read(&elsewhere)),
+        "deny",
+        "beyond it"
+    );
+
+    // A command pattern covers the command and the network use it names.
+    let wget = |url: &str| bash(&format!("wget -qO- {url}"));
+    assert_eq!(verdict("rg-2", "Bash", wget("https://x.example/a")), "deny");
+    let id = fx.sb.pending_request_id("rg-2").to_string();
+    let ok = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "session",
+        "--rule",
+        "Bash(wget *)",
+        "--config",
+        &config,
+        &id,
+    ]);
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(
+        verdict("rg-2", "Bash", wget("https://x.example/a")),
+        "allow"
+    );
+    assert_eq!(
+        verdict("rg-2", "Bash", wget("https://x.example/b")),
+        "allow"
+    );
+
+    // A secret: the call itself, never a pattern.
+    fx.sb.write("home/.aws/credentials", "[default]\n");
+    let creds = fx.home(".aws/credentials");
+    assert_eq!(verdict("rg-3", "Read", read(&creds)), "deny");
+    let id = fx.sb.pending_request_id("rg-3").to_string();
+    let aws = format!("Read({}/**)", fx.home(".aws"));
+    let refused = fx.sb.cli(&[
+        "requests", "resolve", "--scope", "session", "--rule", &aws, "--config", &config, &id,
+    ]);
+    assert!(!refused.status.success(), "no pattern for a secret");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("secret"),
+        "{refused:?}"
+    );
+}

@@ -30,6 +30,20 @@ pub fn resolve_request_with(
     now: i64,
 ) -> Result<(Request, Option<Grant>), StoreError> {
     let (request, grant) = store.resolve_request_with(id, how, denial, approver, now)?;
+    record_resolution(store, &request, grant.as_ref(), how, denial, approver, now)?;
+    Ok((request, grant))
+}
+
+/// The audit row of a person's resolution.
+pub(crate) fn record_resolution(
+    store: &Store,
+    request: &Request,
+    grant: Option<&Grant>,
+    how: Resolution,
+    denial: Option<&Denial>,
+    approver: &str,
+    now: i64,
+) -> Result<(), StoreError> {
     store.append_audit(
         &AuditEvent {
             kind: if grant.is_some() {
@@ -42,7 +56,7 @@ pub fn resolve_request_with(
             verdict: None,
             detail: serde_json::json!({
                 "request": request.id,
-                "grant": grant.as_ref().map(|g| g.id),
+                "grant": grant.map(|g| g.id),
                 "scope": how.as_str(),
                 "by": approver,
                 "message": denial.map(|d| d.message.as_str()),
@@ -51,7 +65,7 @@ pub fn resolve_request_with(
         },
         now,
     )?;
-    Ok((request, grant))
+    Ok(())
 }
 
 /// Revokes an active grant; `false` when there was none to revoke.

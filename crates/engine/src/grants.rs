@@ -235,6 +235,7 @@ fn covers_call(g: &Grant, call: &ToolCall, text: &str, refused: &[CallEffect]) -
         call: granted,
         cwd,
         effects,
+        ..
     } = &g.target
     else {
         return false;
@@ -484,6 +485,10 @@ pub(crate) fn request_for(
             call: call_text(call, table),
             cwd: call.cwd.clone(),
             effects,
+            input: call.input.clone(),
+            origin: call.tool.origin.as_str().to_string(),
+            server: call.tool.server.clone(),
+            table: table.agent.to_string(),
         },
         reason,
         eligible: true,
@@ -518,4 +523,105 @@ pub(crate) fn standing_denial(
         )),
         _ => None,
     }))
+}
+
+/// Why a person's rule cannot stand for a request (a 422 at the HTTP door).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RuleRefused(pub String);
+
+/// The grant a person's rule makes (`Bash(npm install *)`, `Read(~/Downloads/**)`,
+/// `Edit(./src/**)`, an MCP tool's name), checked to cover every effect the
+/// call `d` judged refuses: the operation and target, or why not.
+pub(crate) fn rule_grant(
+    rule: &str,
+    d: &Decision,
+    call: &ToolCall,
+    table: &ToolTable,
+    facts: &dyn PathFacts,
+) -> Result<(Op, GrantTarget), RuleRefused> {
+    let rule = rule.trim();
+    let path_target = |p: &str| {
+        let (p, folder) = match p.strip_suffix("/**") {
+            Some(dir) => (dir, true),
+            None => (p, false),
+        };
+        GrantTarget::Path {
+            canonical: facts.resolve(p, &call.cwd).canonical,
+            folder,
+        }
+    };
+    let (op, target) = match rule.split_once('(') {
+        Some((tool, rest)) => {
+            let Some(inner) = rest.strip_suffix(')') else {
+                return Err(RuleRefused(format!(
+                    "`{rule}` is not a rule: no closing parenthesis"
+                )));
+            };
+            match tool {
+                "Bash" => {
+                    CommandPattern::parse(inner)
+                        .map_err(|why| RuleRefused(format!("`{rule}`: {why}")))?;
+                    (
+                        Op::Exec,
+                        GrantTarget::Command {
+                            pattern: inner.to_string(),
+                        },
+                    )
+                }
+                "Read" => (Op::Read, path_target(inner)),
+                "Edit" | "Write" => (Op::Write, path_target(inner)),
+                other => {
+                    return Err(RuleRefused(format!(
+                        "`{other}(…)` rules are not offered as grants: use Bash(…), Read(…), Edit(…) or a tool's name"
+                    )));
+                }
+            }
+        }
+        None if portcullis_policy::check_tool_name(rule).is_ok() => (
+            Op::Exec,
+            GrantTarget::Tool {
+                name: rule.to_string(),
+            },
+        ),
+        None => return Err(RuleRefused(format!("`{rule}` is not a rule"))),
+    };
+    let candidate = Grant {
+        id: 0,
+        session: None,
+        scope: GrantScope::Session,
+        op,
+        target: target.clone(),
+        expires_at: None,
+        approver: "rule check".into(),
+        request: None,
+        created_at: 0,
+        consumed_at: None,
+        revoked_at: None,
+    };
+    if grants_covering(d, std::slice::from_ref(&candidate), call, table, facts).is_none() {
+        let missed: Vec<String> = d
+            .judgements
+            .iter()
+            .filter(|j| refuses(j))
+            .filter(|j| {
+                let one = Decision {
+                    judgements: vec![(*j).clone()],
+                    ..d.clone()
+                };
+                grants_covering(&one, std::slice::from_ref(&candidate), call, table, facts)
+                    .is_none()
+            })
+            .map(|j| j.message.clone())
+            .collect();
+        return Err(RuleRefused(format!(
+            "`{rule}` does not cover the call: {}",
+            if missed.is_empty() {
+                "it refuses nothing a grant can lift".to_string()
+            } else {
+                missed.join("; ")
+            }
+        )));
+    }
+    Ok((op, target))
 }

@@ -21,6 +21,7 @@ use portcullis_store::{
 };
 use serde::Serialize;
 
+pub use grants::RuleRefused;
 pub use hold::{HOLD_POLL, Hold, HoldStatus, poll_until_resolved};
 pub use session::{SessionSources, resolve_session};
 
@@ -273,6 +274,91 @@ impl<F: PathFacts> Engine<F> {
             })
             .collect();
         Ok((status, grants))
+    }
+
+    /// A person resolves a pending request with a rule instead of the call
+    /// itself (`Bash(npm install *)`, `Read(~/Downloads/**)`): the call is
+    /// judged again under `policy` and `facts` (the configuration of its
+    /// directory), the rule must cover every effect refused
+    /// ([`RuleRefused`] names what it misses), and the grant made is the
+    /// rule's, in `how`'s scope. A secret's read or a hazard is never
+    /// granted by a pattern: approve the call itself.
+    pub fn resolve_with_rule(
+        &self,
+        id: i64,
+        how: portcullis_store::Resolution,
+        rule: &str,
+        policy: &Policy,
+        facts: &F,
+        approver: &str,
+        now: i64,
+    ) -> Result<
+        Result<(portcullis_store::Request, Option<portcullis_store::Grant>), RuleRefused>,
+        EngineError,
+    > {
+        let store = self.stored("resolving a request with a rule")?;
+        let Some(request) = store.request(id)? else {
+            return Err(StoreError::UnknownRequest { id }.into());
+        };
+        if how == portcullis_store::Resolution::Deny {
+            return Ok(Err(RuleRefused(
+                "a rule goes with an approval, not a deny".into(),
+            )));
+        }
+        let portcullis_store::GrantTarget::Call {
+            input,
+            origin,
+            server,
+            table,
+            cwd,
+            effects,
+            ..
+        } = &request.target
+        else {
+            return Ok(Err(RuleRefused(format!(
+                "request #{id} does not name a whole call: approve it as it is"
+            ))));
+        };
+        if effects.iter().any(|e| {
+            portcullis_policy::Risk::ALL
+                .iter()
+                .any(|r| r.as_str() == e.risk && r.needs_confirmation())
+        }) {
+            return Ok(Err(RuleRefused(format!(
+                "request #{id} reads a secret or runs a hazard: approve the call itself, not a pattern"
+            ))));
+        }
+        let call = ToolCall {
+            tool: portcullis_policy::ToolRef {
+                name: request.tool.clone(),
+                origin: origin.parse().unwrap_or_default(),
+                server: server.clone(),
+                manifest: None,
+            },
+            input: input.clone(),
+            cwd: cwd.clone(),
+        };
+        let mut policy = policy.clone();
+        if let Some(t) = portcullis_policy::tables::by_agent(table) {
+            policy.table = t;
+        }
+        let decision = self.policy_decision(&policy, facts, &call, &CallContext::default());
+        let (op, target) = match grants::rule_grant(rule, &decision, &call, &policy.table, facts) {
+            Ok(g) => g,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        let resolved =
+            store.resolve_request_as(id, how, None, Some((op, target)), approver, now)?;
+        actions::record_resolution(
+            store,
+            &resolved.0,
+            resolved.1.as_ref(),
+            how,
+            None,
+            approver,
+            now,
+        )?;
+        Ok(Ok(resolved))
     }
 
     /// Decides a call. `now` is unix seconds (the caller's clock, so tests control time).

@@ -173,6 +173,20 @@ pub fn pi_table() -> ToolTable {
     }
 }
 
+/// The tool table of the agent named `agent` (`claude-code`, `codex`,
+/// `cursor`, `gemini-cli`, `pi`: a table's own [`ToolTable::agent`]).
+pub fn by_agent(agent: &str) -> Option<ToolTable> {
+    [
+        claude_code_table(),
+        codex_table(),
+        gemini_table(),
+        cursor_table(),
+        pi_table(),
+    ]
+    .into_iter()
+    .find(|t| t.agent == agent)
+}
+
 /// The portable rule name for a kind of tool (`Bash(…)` rules apply to every
 /// shell tool, `Read(…)` to every reading tool …).
 pub fn rule_name(kind: ToolKind) -> &'static str {

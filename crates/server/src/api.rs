@@ -298,6 +298,11 @@ pub struct ResolveBody {
     /// or `session` (as long as the session lives).
     #[serde(default, rename = "for")]
     pub lasting: Option<String>,
+    /// With an approval: a pattern grant instead of the call itself
+    /// (`Bash(npm install *)`, `Read(~/Downloads/**)`, `Edit(./src/**)`, an
+    /// MCP tool's name); it must cover the call (`422` naming what it misses).
+    #[serde(default)]
+    pub rule: Option<String>,
 }
 
 /// The standing denial a resolution asks for (the engine's rules), or a 400
@@ -334,6 +339,15 @@ pub(crate) async fn resolve_request(
     let approver = person.approver();
     let how = parse_resolution(&b.scope)?;
     let now = unix_now();
+    if let Some(rule) = b.rule {
+        if b.message.is_some() || b.lasting.is_some() {
+            return Err(ApiError::bad_request(
+                "bad-denial",
+                "`message` and `for` go with a deny, `rule` with an approval",
+            ));
+        }
+        return resolve_with_rule(&state, id, how, rule, approver.to_string(), now).await;
+    }
     let denial = denial_of(how, b.message.as_deref(), b.lasting.as_deref(), now)?;
     let (request, grant) = state
         .with_store(move |s| {
@@ -348,6 +362,55 @@ pub(crate) async fn resolve_request(
         })
         .await??;
     Ok(Json(json!({"request": request, "grant": grant})).into_response())
+}
+
+/// Resolves request `id` with a person's rule: the call judged again under
+/// its directory's configuration on the decision thread, the rule checked to
+/// cover it there.
+async fn resolve_with_rule(
+    state: &AppState,
+    id: i64,
+    how: Resolution,
+    rule: String,
+    approver: String,
+    now: i64,
+) -> AppResult<Response> {
+    let cwd = state
+        .with_store(move |s| s.request(id))
+        .await??
+        .map(|r| match r.target {
+            portcullis_store::GrantTarget::Call { cwd, .. } => Some(cwd),
+            _ => None,
+        })
+        .ok_or_else(|| ApiError::not_found(format!("no request #{id}")))?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "rule-not-covering",
+                format!("request #{id} does not name a whole call: approve it as it is"),
+            )
+        })?;
+    let judge = state
+        .judge(&cwd)
+        .await
+        .map_err(|why| ApiError::internal(format!("configuration error: {why}")))?;
+    let resolved = state
+        .decider
+        .with_engine(move |e| {
+            e.resolve_with_rule(id, how, &rule, &judge.policy, &judge.facts, &approver, now)
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    match resolved {
+        Ok((request, grant)) => {
+            Ok(Json(json!({"request": request, "grant": grant})).into_response())
+        }
+        Err(refused) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "rule-not-covering",
+            refused.to_string(),
+        )),
+    }
 }
 
 pub(crate) async fn list_grants(state: Shared, Q(q): Q<ListQuery>) -> AppResult<Response> {

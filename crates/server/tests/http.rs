@@ -1290,3 +1290,39 @@ async fn resolve_options_are_checked_and_a_denial_speaks_to_the_agent() {
     assert!(again.to_string().contains("not that file"), "{again}");
     assert!(again["request"].is_null(), "no new request: {again}");
 }
+
+/// `rule` on resolve: a pattern grant that must cover the call (`422
+/// rule-not-covering` naming what it misses), then covers what it matches.
+#[tokio::test]
+async fn a_rule_on_resolve_must_cover_the_call() {
+    let fx = Fx::new();
+    let token = fx.session("s1").await;
+    let (_, d, _) = fx.send(fx.outside_read("s1", &token)).await;
+    let id = d["request"]["id"].as_i64().unwrap();
+    let resolve = |body: Value| fx.admin_post(&format!("/v1/requests/{id}/resolve"), &body);
+    let (status, answer, _) = fx
+        .send(resolve(
+            json!({"scope": "session", "rule": "Read(/usr/**)"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["code"], "rule-not-covering");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .contains("/etc/hostname"),
+        "{answer}"
+    );
+    let (status, answer, _) = fx
+        .send(resolve(
+            json!({"scope": "session", "rule": "Read(/etc/**)"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["grant"]["target"]["canonical"], "/etc");
+    assert_eq!(
+        fx.send(fx.outside_read("s1", &token)).await.1["decision"],
+        "allow"
+    );
+}

@@ -218,6 +218,21 @@ impl Store {
         approver: &str,
         now: i64,
     ) -> Result<(Request, Option<crate::Grant>)> {
+        self.resolve_request_as(id, how, denial, None, approver, now)
+    }
+
+    /// [`Store::resolve_request_with`], the grant made for `rule` (an
+    /// operation and a target the engine checked covers the request's call)
+    /// instead of the call itself.
+    pub fn resolve_request_as(
+        &self,
+        id: i64,
+        how: Resolution,
+        denial: Option<&Denial>,
+        rule: Option<(Op, crate::GrantTarget)>,
+        approver: &str,
+        now: i64,
+    ) -> Result<(Request, Option<crate::Grant>)> {
         if denial.is_some() && how != Resolution::Deny {
             return Err(StoreError::InvalidRequest {
                 why: "a message for the agent goes with a denial only".into(),
@@ -246,8 +261,17 @@ impl Store {
         let grant = match how.grant_scope() {
             None => None,
             Some(scope) => {
-                if scope == GrantScope::Device && request.op != Op::Read {
-                    return Err(StoreError::DeviceGrantNotReadOnly { op: request.op });
+                let (op, target) = match &rule {
+                    Some((op, target)) => {
+                        target
+                            .check()
+                            .map_err(|why| StoreError::InvalidRequest { why })?;
+                        (*op, target.clone())
+                    }
+                    None => (request.op, request.target.clone()),
+                };
+                if scope == GrantScope::Device && op != Op::Read {
+                    return Err(StoreError::DeviceGrantNotReadOnly { op });
                 }
                 // What was not offered is not granted (a secret's read is
                 // never made device-wide, whichever front door asks).
@@ -274,8 +298,8 @@ impl Store {
                 let new = NewGrant {
                     session: (scope != GrantScope::Device).then(|| request.session.clone()),
                     scope,
-                    op: request.op,
-                    target: request.target.clone(),
+                    op,
+                    target,
                     // An approval left unused does not wait for a retry forever.
                     expires_at: (scope == GrantScope::Once)
                         .then(|| now.saturating_add(ONCE_GRANT_TTL_SECS)),

@@ -213,6 +213,19 @@ pub enum GrantTarget {
         cwd: String,
         /// Every refused effect.
         effects: Vec<CallEffect>,
+        /// The call as the agent sent it, to judge it again when a person
+        /// offers a rule instead of approving the call itself.
+        #[serde(default)]
+        input: serde_json::Value,
+        /// The tool's origin (`core`, `mcp` …).
+        #[serde(default)]
+        origin: String,
+        /// The MCP server, for an MCP tool.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server: Option<String>,
+        /// The agent whose tool table judged it (`claude-code` …).
+        #[serde(default)]
+        table: String,
     },
 }
 
@@ -282,6 +295,7 @@ impl GrantTarget {
                 call,
                 cwd,
                 effects,
+                ..
             } => {
                 if tool.is_empty() || call.is_empty() {
                     return Err("the call is empty".into());
