@@ -489,6 +489,11 @@ pub(crate) fn request_for(
             origin: call.tool.origin.as_str().to_string(),
             server: call.tool.server.clone(),
             table: table.agent.to_string(),
+            rules: if confirmed {
+                Vec::new()
+            } else {
+                suggested_rules(d, call, table, facts)
+            },
         },
         reason,
         eligible: true,
@@ -542,6 +547,12 @@ pub(crate) fn rule_grant(
 ) -> Result<(Op, GrantTarget), RuleRefused> {
     let rule = rule.trim();
     let path_target = |p: &str| {
+        // `//abs` is an absolute path in rule syntax (as in Claude Code's).
+        let p = if p.starts_with("//") {
+            p.get(1..).unwrap_or(p)
+        } else {
+            p
+        };
         let (p, folder) = match p.strip_suffix("/**") {
             Some(dir) => (dir, true),
             None => (p, false),
@@ -624,4 +635,64 @@ pub(crate) fn rule_grant(
         )));
     }
     Ok((op, target))
+}
+
+/// Rules a person may grant instead of the call, each covering all of it:
+/// the command's first words with `*` (`Bash(npm install *)`), the folder of
+/// a file read or written outside the workspace (`Read(/dir/**)`,
+/// `Edit(/dir/**)`), an MCP tool by name. A candidate that misses any
+/// refused effect of the call is not offered.
+fn suggested_rules(
+    d: &Decision,
+    call: &ToolCall,
+    table: &ToolTable,
+    facts: &dyn PathFacts,
+) -> Vec<String> {
+    let mut candidates: Vec<String> = Vec::new();
+    let folder = |path: &str| {
+        let c = facts.resolve(path, &call.cwd).canonical;
+        std::path::Path::new(&c)
+            .parent()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|p| p != "/")
+    };
+    for j in d.judgements.iter().filter(|j| refuses(j)) {
+        let Some(effect) = j.effect.and_then(|i| d.effects.get(i)) else {
+            continue;
+        };
+        let candidate = match effect {
+            Effect::Exec {
+                argv: Some(argv), ..
+            } => {
+                let words: Vec<&str> = argv.iter().take(2).map(String::as_str).collect();
+                match words.as_slice() {
+                    [program] => Some(format!("Bash({program} *)")),
+                    [program, first] if !first.starts_with('-') => {
+                        Some(format!("Bash({program} {first} *)"))
+                    }
+                    [program, _] => Some(format!("Bash({program} *)")),
+                    _ => None,
+                }
+            }
+            Effect::Read {
+                path,
+                dynamic: false,
+            } => folder(path).map(|f| format!("Read(/{f}/**)")),
+            Effect::Write {
+                path,
+                dynamic: false,
+            } => folder(path).map(|f| format!("Edit(/{f}/**)")),
+            Effect::McpCall(name) => Some(name.to_string()),
+            _ => None,
+        };
+        if let Some(c) = candidate
+            && !candidates.contains(&c)
+        {
+            candidates.push(c);
+        }
+    }
+    candidates
+        .into_iter()
+        .filter(|rule| rule_grant(rule, d, call, table, facts).is_ok())
+        .collect()
 }

@@ -300,6 +300,25 @@ fn needs_confirmation(r: &Request) -> Option<&'static str> {
     }
 }
 
+/// The rules a person may allow instead of the call itself (each checked to
+/// cover it), as a choice; nothing when there are none.
+fn rules_html(r: &Request) -> String {
+    let GrantTarget::Call { rules, .. } = &r.target else {
+        return String::new();
+    };
+    if rules.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<label class=\"rule\">Allow <select name=\"rule\"><option value=\"\">this call only</option>",
+    );
+    for rule in rules {
+        let _ = write!(out, "<option value=\"{r}\">{r}</option>", r = esc(rule));
+    }
+    out.push_str("</select></label>");
+    out
+}
+
 /// What approving the request allows: every effect of the call the policy
 /// refused, each with its verdict and reason (the whole call is the unit).
 fn effects_html(r: &Request) -> String {
@@ -379,7 +398,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 out,
                 "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
                    <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                   {confirm}\
+                   {confirm}{rules}\
                    <input type=\"text\" name=\"message\" maxlength=\"500\" class=\"message\" \
                           placeholder=\"Why, for the agent (with a deny)\" aria-label=\"Why, for the agent (with a deny)\">\
                    <button name=\"scope\" value=\"deny\" class=\"deny\" formnovalidate{focus}>Deny</button>\
@@ -388,6 +407,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                    <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}\
                  </form>",
                 id = r.id,
+                rules = rules_html(r),
                 confirm = match needs_confirmation(r) {
                     Some(what) => format!(
                         "<label class=\"confirm\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> \
@@ -674,6 +694,8 @@ pub(crate) struct ResolveForm {
     scope: String,
     /// With a deny: what the agent reads.
     message: Option<String>,
+    /// With an approval: a rule to grant instead of the call (empty: the call).
+    rule: Option<String>,
     /// `yes` when the person ticked the confirmation a secret or a hazard needs.
     confirm: Option<String>,
 }
@@ -692,6 +714,11 @@ pub(crate) async fn resolve_form(
         Err(e) => return back("/", Err(e.message)),
     };
     let now = unix_now();
+    if let Some(rule) = f.rule.clone().filter(|r| !r.trim().is_empty())
+        && how != Resolution::Deny
+    {
+        return resolve_form_with_rule(&state, id, how, rule, now).await;
+    }
     // The message box is on every card: it counts with a deny only.
     let message = f.message.as_deref().filter(|_| how == Resolution::Deny);
     let denial = match portcullis_engine::actions::denial(how, message, lasting, now) {
@@ -743,6 +770,50 @@ pub(crate) async fn resolve_form(
             )),
         ),
         Ok((_, None)) => back("/", Ok(format!("Request #{id} denied."))),
+        Err(e) => back("/", Err(e.to_string())),
+    }
+}
+
+/// A card allowed with one of its rules: the engine checks it covers the
+/// call under the configuration of the call's directory, then grants it.
+async fn resolve_form_with_rule(
+    state: &AppState,
+    id: i64,
+    how: Resolution,
+    rule: String,
+    now: i64,
+) -> Response {
+    let cwd = match state.with_store(move |s| s.request(id)).await {
+        Ok(Ok(Some(r))) => match r.target {
+            GrantTarget::Call { cwd, .. } => cwd,
+            _ => return back("/", Err(format!("Request #{id} names no whole call."))),
+        },
+        Ok(Ok(None)) => return back("/", Err(format!("No request #{id}."))),
+        Ok(Err(e)) => return back("/", Err(e.to_string())),
+        Err(e) => return e.into_response(),
+    };
+    let judge = match state.judge(&cwd).await {
+        Ok(j) => j,
+        Err(why) => return back("/", Err(format!("configuration error: {why}"))),
+    };
+    let resolved = state
+        .decider
+        .with_engine(move |e| {
+            e.resolve_with_rule(id, how, &rule, &judge.policy, &judge.facts, "ui", now)
+        })
+        .await;
+    match resolved {
+        Ok(Ok((_, Some(g)))) => back(
+            "/",
+            Ok(format!(
+                "Request #{id} allowed ({}) with the rule {}: grant #{}. The agent may retry.",
+                g.scope.as_str(),
+                g.target,
+                g.id
+            )),
+        ),
+        Ok(Ok((_, None))) => back("/", Ok(format!("Request #{id} denied."))),
+        Ok(Err(refused)) => back("/", Err(refused.to_string())),
         Err(e) => back("/", Err(e.to_string())),
     }
 }

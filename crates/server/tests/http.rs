@@ -1299,6 +1299,27 @@ async fn a_rule_on_resolve_must_cover_the_call() {
     let token = fx.session("s1").await;
     let (_, d, _) = fx.send(fx.outside_read("s1", &token)).await;
     let id = d["request"]["id"].as_i64().unwrap();
+    // The request offers the rules that cover it, and the card shows them.
+    assert_eq!(
+        d["request"]["target"]["rules"],
+        json!(["Read(//etc/**)"]),
+        "{d}"
+    );
+    let cookie = fx.login_cookie();
+    let (_, page, _) = fx
+        .send(
+            fx.get("/")
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert!(
+        page.as_str()
+            .unwrap()
+            .contains("<option value=\"Read(//etc/**)\">"),
+        "{page}"
+    );
     let resolve = |body: Value| fx.admin_post(&format!("/v1/requests/{id}/resolve"), &body);
     let (status, answer, _) = fx
         .send(resolve(
@@ -1316,7 +1337,7 @@ async fn a_rule_on_resolve_must_cover_the_call() {
     );
     let (status, answer, _) = fx
         .send(resolve(
-            json!({"scope": "session", "rule": "Read(/etc/**)"}),
+            json!({"scope": "session", "rule": "Read(//etc/**)"}),
         ))
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");

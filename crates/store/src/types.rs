@@ -226,6 +226,11 @@ pub enum GrantTarget {
         /// The agent whose tool table judged it (`claude-code` …).
         #[serde(default)]
         table: String,
+        /// Rules a person may grant instead of the call (`Bash(npm install *)`,
+        /// `Read(/home/u/Downloads/**)`), each checked to cover the call when
+        /// the request was raised.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rules: Vec<String>,
     },
 }
 
