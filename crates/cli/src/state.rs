@@ -325,6 +325,11 @@ pub enum RequestsCmd {
         /// configuration of its directory.
         #[arg(long, conflicts_with_all = ["message", "lasting"])]
         rule: Option<String>,
+        /// With `--rule`: "always" — also save the rule to the `user`'s
+        /// configuration or the `project`'s `.portcullis.toml` (committed and
+        /// shared; refused unless the project is in `trusted_projects`).
+        #[arg(long, requires = "rule", value_name = "user|project")]
+        save: Option<String>,
         /// The configuration file layered above the user's, as for `check`.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -359,6 +364,7 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
             message,
             lasting,
             rule,
+            save,
             config,
             store,
         } => {
@@ -371,7 +377,15 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
             };
             let at = now();
             if let Some(rule) = rule {
-                let (r, g) = resolve_with_rule(store, config.as_deref(), *id, how, rule, at)?;
+                let (r, g) = resolve_with_rule(
+                    store,
+                    config.as_deref(),
+                    *id,
+                    how,
+                    rule,
+                    save.as_deref(),
+                    at,
+                )?;
                 print(
                     store,
                     &serde_json::json!({"request": r, "grant": g}),
@@ -576,6 +590,7 @@ fn resolve_with_rule(
     id: i64,
     how: Resolution,
     rule: &str,
+    save: Option<&str>,
     at: i64,
 ) -> Result<(portcullis_store::Request, Option<portcullis_store::Grant>)> {
     let s = store.open()?;
@@ -590,16 +605,39 @@ fn resolve_with_rule(
         .context("loading the configuration of the request's directory")?;
     let facts =
         portcullis_paths::FsPaths::new(&portcullis_paths::Scopes::of(&policy.workspace), &env);
+    let save = match save {
+        None => None,
+        Some("user") => Some(portcullis_engine::SaveTo {
+            path: Path::new(&env.config_dir).join("config.toml"),
+            loaded: true,
+        }),
+        Some("project") => {
+            let Some(root) = facts.project_root(cwd) else {
+                bail!("{cwd} is in no project (no repository above it)");
+            };
+            let loaded = policy.trusted_projects.iter().any(|p| {
+                let p = match p.strip_prefix('~') {
+                    Some(rest) => format!("{}{rest}", env.home),
+                    None => p.clone(),
+                };
+                Path::new(&p) == Path::new(&root)
+            });
+            Some(portcullis_engine::SaveTo {
+                path: Path::new(&root).join(".portcullis.toml"),
+                loaded,
+            })
+        }
+        Some(other) => bail!("--save {other}: expected user or project"),
+    };
     let engine = portcullis_engine::Engine::new(s, policy, facts);
-    match engine.resolve_with_rule(
-        id,
-        how,
+    let by = approver();
+    let choice = portcullis_engine::RuleChoice {
         rule,
-        engine.policy(),
-        engine.facts(),
-        &approver(),
-        at,
-    )? {
+        save: save.as_ref(),
+        approver: &by,
+        now: at,
+    };
+    match engine.resolve_with_rule(id, how, &choice, engine.policy(), engine.facts())? {
         Ok(resolved) => Ok(resolved),
         Err(refused) => bail!("{refused}"),
     }

@@ -1965,3 +1965,78 @@ fn a_rule_granted_for_a_request_must_cover_its_call() {
         "{refused:?}"
     );
 }
+
+/// "Always" (issue 16): a rule saved with the approval lands in the user's
+/// configuration as an `[[approved]]` table (the file's own text kept), and
+/// from then on the policy allows what it matches in every session; saving
+/// into a project that is not trusted is refused, never written to no effect.
+#[test]
+fn a_saved_rule_is_always() {
+    let fx = Fx::with("rule-save", "[agents.claude-code]\non_ask = \"notify\"\n");
+    let config = s(&fx.config);
+    let user_config = fx.sb.write(
+        "home/.config/portcullis/config.toml",
+        "# mine\nmode = \"ask\"\n",
+    );
+    let wget = bash("wget -qO- https://x.example/a");
+    let verdict = |session: &str| {
+        let run = fx.hook(
+            "claude-code",
+            &payload::claude("PreToolUse", Some(session), fx.w(), "Bash", wget.clone()),
+        );
+        run.reply().unwrap()["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(verdict("sv-1"), "deny");
+    let id = fx.sb.pending_request_id("sv-1").to_string();
+    let untrusted = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "once",
+        "--rule",
+        "Bash(wget *)",
+        "--save",
+        "project",
+        "--config",
+        &config,
+        &id,
+    ]);
+    assert!(!untrusted.status.success(), "{untrusted:?}");
+    assert!(
+        String::from_utf8_lossy(&untrusted.stderr).contains("trusted_projects"),
+        "{untrusted:?}"
+    );
+    assert!(!fx.w().join(".portcullis.toml").exists(), "nothing written");
+    let saved = fx.sb.cli(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "once",
+        "--rule",
+        "Bash(wget *)",
+        "--save",
+        "user",
+        "--config",
+        &config,
+        &id,
+    ]);
+    assert!(saved.status.success(), "{saved:?}");
+    let text = std::fs::read_to_string(&user_config).unwrap();
+    assert!(text.starts_with("# mine\nmode = \"ask\"\n"), "{text}");
+    assert!(
+        text.contains("[[approved]]\nrule = \"Bash(wget *)\""),
+        "{text}"
+    );
+    // Another session, no grant: the saved rule allows it.
+    assert_eq!(verdict("sv-2"), "allow");
+    let audit = fx.sb.audit();
+    assert!(
+        audit
+            .iter()
+            .any(|r| r["event"]["detail"]["saved_rule"] == "Bash(wget *)"),
+        "the save is audited"
+    );
+}

@@ -205,3 +205,62 @@ pub fn denial(
         until,
     }))
 }
+
+/// Appends a rule a person saved to a portcullis configuration file, as one
+/// `[[approved]]` table at its end (valid TOML whatever precedes it; nothing
+/// before it rewritten). The file and its directory are made if missing.
+pub fn append_approved(
+    path: &std::path::Path,
+    rule: &str,
+    by: &str,
+    request: i64,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let existing = std::fs::read_to_string(path).unwrap_or_default();
+    // JSON string escapes are TOML basic-string escapes.
+    let quote = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let mut text = String::new();
+    if !existing.is_empty() && !existing.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "\n# Saved from permission request #{request} (portcullis).\n[[approved]]\nrule = {}\nby = {}\nrequest = {request}\n",
+        quote(rule),
+        quote(by)
+    ));
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(text.as_bytes())
+}
+
+/// The audit row of a rule a person saved to a configuration file.
+pub(crate) fn record_saved_rule(
+    store: &Store,
+    request: &Request,
+    rule: &str,
+    path: &std::path::Path,
+    by: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    store.append_audit(
+        &AuditEvent {
+            kind: AuditKind::Approval,
+            session: Some(request.session.clone()),
+            tool: Some(request.tool.clone()),
+            verdict: None,
+            detail: serde_json::json!({
+                "request": request.id,
+                "saved_rule": rule,
+                "saved_to": path.display().to_string(),
+                "by": by,
+            }),
+        },
+        now,
+    )?;
+    Ok(())
+}

@@ -72,6 +72,30 @@ pub struct CallContext {
     pub asked_in_agent: bool,
 }
 
+/// Where a person saves a rule ("always"): a portcullis configuration file,
+/// and whether portcullis loads it for the call's directory (a project's file
+/// only when the project is trusted).
+#[derive(Clone, Debug)]
+pub struct SaveTo {
+    pub path: std::path::PathBuf,
+    pub loaded: bool,
+}
+
+/// A person's rule for a request: the rule, where to save it ("always"),
+/// who chose it and when.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleChoice<'a> {
+    pub rule: &'a str,
+    pub save: Option<&'a SaveTo>,
+    pub approver: &'a str,
+    pub now: i64,
+}
+
+/// A request resolved with a rule: the request and its grant, or why the
+/// rule cannot stand.
+pub type Resolved =
+    Result<(portcullis_store::Request, Option<portcullis_store::Grant>), RuleRefused>;
+
 /// The state of the session a call resolved to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -282,24 +306,36 @@ impl<F: PathFacts> Engine<F> {
     /// directory), the rule must cover every effect refused
     /// ([`RuleRefused`] names what it misses), and the grant made is the
     /// rule's, in `how`'s scope. A secret's read or a hazard is never
-    /// granted by a pattern: approve the call itself.
+    /// granted by a pattern: approve the call itself. With `choice.save`
+    /// ("always") the rule is first appended to that configuration file (an
+    /// `[[approved]]` table, the rest of the file untouched); a project's file
+    /// that would not be loaded (the project is not in `trusted_projects`) is
+    /// refused, never written to no effect.
     pub fn resolve_with_rule(
         &self,
         id: i64,
         how: portcullis_store::Resolution,
-        rule: &str,
+        choice: &RuleChoice<'_>,
         policy: &Policy,
         facts: &F,
-        approver: &str,
-        now: i64,
-    ) -> Result<
-        Result<(portcullis_store::Request, Option<portcullis_store::Grant>), RuleRefused>,
-        EngineError,
-    > {
+    ) -> Result<Resolved, EngineError> {
+        let RuleChoice {
+            rule,
+            save,
+            approver,
+            now,
+        } = *choice;
         let store = self.stored("resolving a request with a rule")?;
         let Some(request) = store.request(id)? else {
             return Err(StoreError::UnknownRequest { id }.into());
         };
+        if request.status != portcullis_store::RequestStatus::Pending {
+            return Err(StoreError::NotPending {
+                id,
+                status: request.status,
+            }
+            .into());
+        }
         if how == portcullis_store::Resolution::Deny {
             return Ok(Err(RuleRefused(
                 "a rule goes with an approval, not a deny".into(),
@@ -347,6 +383,22 @@ impl<F: PathFacts> Engine<F> {
             Ok(g) => g,
             Err(refused) => return Ok(Err(refused)),
         };
+        if let Some(save) = save {
+            if !save.loaded {
+                return Ok(Err(RuleRefused(format!(
+                    "{} is not loaded (the project is not in `trusted_projects` of your \
+                     configuration): saving the rule there would change nothing",
+                    save.path.display()
+                ))));
+            }
+            if let Err(e) = actions::append_approved(&save.path, rule.trim(), approver, id) {
+                return Ok(Err(RuleRefused(format!(
+                    "saving the rule to {}: {e}",
+                    save.path.display()
+                ))));
+            }
+            actions::record_saved_rule(store, &request, rule.trim(), &save.path, approver, now)?;
+        }
         let resolved =
             store.resolve_request_as(id, how, None, Some((op, target)), approver, now)?;
         actions::record_resolution(

@@ -311,6 +311,24 @@ struct FileToml {
     secrets: SecretsToml,
     #[serde(default)]
     confine: ConfineToml,
+    /// Rules a person allowed from a permission request and saved ("always"):
+    /// portcullis appends one `[[approved]]` table per rule, so the rest of the
+    /// file — its comments included — is never rewritten.
+    #[serde(default)]
+    approved: Vec<ApprovedToml>,
+}
+
+/// `[[approved]]`: an allow rule a person saved from a permission request.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApprovedToml {
+    rule: Spanned<String>,
+    /// Who saved it (`ui`, `cli:alice`).
+    #[allow(dead_code)]
+    by: Option<String>,
+    /// The request it answered.
+    #[allow(dead_code)]
+    request: Option<i64>,
 }
 
 #[derive(Default, Deserialize)]
@@ -380,6 +398,10 @@ impl Layer {
                 let location = format!("{file}:{}", line_of(text, e.span().start));
                 rules.push(Rule::parse(e.get_ref(), list, &location)?);
             }
+        }
+        for a in &parsed.approved {
+            let location = format!("{file}:{} (approved)", line_of(text, a.rule.span().start));
+            rules.push(Rule::parse(a.rule.get_ref(), RuleList::Allow, &location)?);
         }
         let mut mcp_servers = Vec::new();
         for m in parsed.mcp.servers {
@@ -562,6 +584,9 @@ pub struct Policy {
     /// the index) is writable, so an allowed `git commit` works
     /// (`[confine] git_writes`, default off: all of `.git` is protected).
     pub confine_git_writes: bool,
+    /// The projects whose `.portcullis.toml` is loaded (`trusted_projects`
+    /// of the user's and the managed configuration), as written.
+    pub trusted_projects: Vec<String>,
 }
 
 /// The approval server's default address.
@@ -589,6 +614,7 @@ impl Default for Policy {
             confine_git_writes: false,
             mcp_servers: Vec::new(),
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
+            trusted_projects: Vec::new(),
         }
     }
 }
@@ -597,7 +623,14 @@ impl Policy {
     /// Merges layers (in any order) into one policy.
     pub fn from_layers(mut layers: Vec<Layer>) -> Policy {
         layers.sort_by_key(|l| l.kind);
-        let mut p = Policy::default();
+        let mut p = Policy {
+            trusted_projects: layers
+                .iter()
+                .filter(|l| matches!(l.kind, LayerKind::User | LayerKind::Managed))
+                .flat_map(|l| l.trusted_projects.iter().cloned())
+                .collect(),
+            ..Policy::default()
+        };
         let mut managed_mode = None;
         for l in &layers {
             if let Some(m) = l.mode {

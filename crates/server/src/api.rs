@@ -303,6 +303,11 @@ pub struct ResolveBody {
     /// MCP tool's name); it must cover the call (`422` naming what it misses).
     #[serde(default)]
     pub rule: Option<String>,
+    /// With `rule`: "always" — also save it to the `user`'s or the `project`'s
+    /// portcullis configuration (a project's file is committed and shared;
+    /// refused when the project is not trusted, so the file would not load).
+    #[serde(default)]
+    pub save: Option<String>,
 }
 
 /// The standing denial a resolution asks for (the engine's rules), or a 400
@@ -346,7 +351,13 @@ pub(crate) async fn resolve_request(
                 "`message` and `for` go with a deny, `rule` with an approval",
             ));
         }
-        return resolve_with_rule(&state, id, how, rule, approver.to_string(), now).await;
+        return resolve_with_rule(&state, id, how, rule, b.save, approver.to_string(), now).await;
+    }
+    if b.save.is_some() {
+        return Err(ApiError::bad_request(
+            "save-needs-rule",
+            "`save` saves a `rule`: name the rule to save",
+        ));
     }
     let denial = denial_of(how, b.message.as_deref(), b.lasting.as_deref(), now)?;
     let (request, grant) = state
@@ -367,11 +378,12 @@ pub(crate) async fn resolve_request(
 /// Resolves request `id` with a person's rule: the call judged again under
 /// its directory's configuration on the decision thread, the rule checked to
 /// cover it there.
-async fn resolve_with_rule(
+pub(crate) async fn resolve_with_rule(
     state: &AppState,
     id: i64,
     how: Resolution,
     rule: String,
+    save: Option<String>,
     approver: String,
     now: i64,
 ) -> AppResult<Response> {
@@ -394,10 +406,20 @@ async fn resolve_with_rule(
         .judge(&cwd)
         .await
         .map_err(|why| ApiError::internal(format!("configuration error: {why}")))?;
+    let save = save
+        .map(|place| state.save_to(&place, &cwd, &judge))
+        .transpose()
+        .map_err(|why| ApiError::bad_request("bad-save", why))?;
     let resolved = state
         .decider
         .with_engine(move |e| {
-            e.resolve_with_rule(id, how, &rule, &judge.policy, &judge.facts, &approver, now)
+            let choice = portcullis_engine::RuleChoice {
+                rule: &rule,
+                save: save.as_ref(),
+                approver: &approver,
+                now,
+            };
+            e.resolve_with_rule(id, how, &choice, &judge.policy, &judge.facts)
         })
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;

@@ -169,6 +169,42 @@ impl AppState {
     async fn judge(&self, cwd: &str) -> Result<Arc<Judge>, String> {
         self.policies.get(cwd).await
     }
+
+    /// Where "always" saves a rule for a call made in `cwd`: `user` (this
+    /// user's configuration) or `project` (the project's `.portcullis.toml`,
+    /// loaded only when the project is trusted).
+    fn save_to(
+        &self,
+        place: &str,
+        cwd: &str,
+        judge: &Judge,
+    ) -> Result<portcullis_engine::SaveTo, String> {
+        let env = &self.policies.env;
+        match place {
+            "user" => Ok(portcullis_engine::SaveTo {
+                path: Path::new(&env.config_dir).join("config.toml"),
+                loaded: true,
+            }),
+            "project" => {
+                let root = judge
+                    .facts
+                    .project_root(cwd)
+                    .ok_or_else(|| format!("{cwd} is in no project (no repository above it)"))?;
+                let loaded = judge.policy.trusted_projects.iter().any(|p| {
+                    let p = match p.strip_prefix('~') {
+                        Some(rest) => format!("{}{rest}", env.home),
+                        None => p.clone(),
+                    };
+                    Path::new(&p) == Path::new(&root)
+                });
+                Ok(portcullis_engine::SaveTo {
+                    path: Path::new(&root).join(".portcullis.toml"),
+                    loaded,
+                })
+            }
+            other => Err(format!("save `{other}`: expected user or project")),
+        }
+    }
 }
 
 /// Why the server could not start.

@@ -315,7 +315,13 @@ fn rules_html(r: &Request) -> String {
     for rule in rules {
         let _ = write!(out, "<option value=\"{r}\">{r}</option>", r = esc(rule));
     }
-    out.push_str("</select></label>");
+    out.push_str(
+        "</select></label> <label class=\"rule\"><select name=\"save\">\
+         <option value=\"\">this time</option>\
+         <option value=\"user\">always: save the rule to my configuration</option>\
+         <option value=\"project\">always, for everyone: save it to the project's .portcullis.toml \
+         (committed and shared)</option></select></label>",
+    );
     out
 }
 
@@ -696,6 +702,8 @@ pub(crate) struct ResolveForm {
     message: Option<String>,
     /// With an approval: a rule to grant instead of the call (empty: the call).
     rule: Option<String>,
+    /// With a rule: `user` or `project` to save it ("always"); empty: not saved.
+    save: Option<String>,
     /// `yes` when the person ticked the confirmation a secret or a hazard needs.
     confirm: Option<String>,
 }
@@ -717,7 +725,8 @@ pub(crate) async fn resolve_form(
     if let Some(rule) = f.rule.clone().filter(|r| !r.trim().is_empty())
         && how != Resolution::Deny
     {
-        return resolve_form_with_rule(&state, id, how, rule, now).await;
+        let save = f.save.clone().filter(|p| !p.is_empty());
+        return resolve_form_with_rule(&state, id, how, rule, save, now).await;
     }
     // The message box is on every card: it counts with a deny only.
     let message = f.message.as_deref().filter(|_| how == Resolution::Deny);
@@ -781,6 +790,7 @@ async fn resolve_form_with_rule(
     id: i64,
     how: Resolution,
     rule: String,
+    save: Option<String>,
     now: i64,
 ) -> Response {
     let cwd = match state.with_store(move |s| s.request(id)).await {
@@ -796,20 +806,37 @@ async fn resolve_form_with_rule(
         Ok(j) => j,
         Err(why) => return back("/", Err(format!("configuration error: {why}"))),
     };
+    let save = match save
+        .map(|place| state.save_to(&place, &cwd, &judge))
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(why) => return back("/", Err(why)),
+    };
+    let saved_to = save.as_ref().map(|s| s.path.display().to_string());
     let resolved = state
         .decider
         .with_engine(move |e| {
-            e.resolve_with_rule(id, how, &rule, &judge.policy, &judge.facts, "ui", now)
+            let choice = portcullis_engine::RuleChoice {
+                rule: &rule,
+                save: save.as_ref(),
+                approver: "ui",
+                now,
+            };
+            e.resolve_with_rule(id, how, &choice, &judge.policy, &judge.facts)
         })
         .await;
     match resolved {
         Ok(Ok((_, Some(g)))) => back(
             "/",
             Ok(format!(
-                "Request #{id} allowed ({}) with the rule {}: grant #{}. The agent may retry.",
+                "Request #{id} allowed ({}) with the rule {}: grant #{}{}. The agent may retry.",
                 g.scope.as_str(),
                 g.target,
-                g.id
+                g.id,
+                saved_to
+                    .map(|p| format!("; the rule is saved in {p}"))
+                    .unwrap_or_default()
             )),
         ),
         Ok(Ok((_, None))) => back("/", Ok(format!("Request #{id} denied."))),
