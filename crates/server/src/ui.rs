@@ -310,17 +310,17 @@ fn rules_html(r: &Request) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "<label class=\"rule\">Allow <select name=\"rule\"><option value=\"\">this call only</option>",
+        "<div class=\"row\"><label class=\"rule\">Allow <select name=\"rule\"><option value=\"\">this call only</option>",
     );
     for rule in rules {
         let _ = write!(out, "<option value=\"{r}\">{r}</option>", r = esc(rule));
     }
     out.push_str(
         "</select></label> <label class=\"rule\"><select name=\"save\">\
-         <option value=\"\">this time</option>\
+         <option value=\"\">not saved</option>\
          <option value=\"user\">always: save the rule to my configuration</option>\
-         <option value=\"project\">always, for everyone: save it to the project's .portcullis.toml \
-         (committed and shared)</option></select></label>",
+         <option value=\"project\">always, for everyone: the project's .portcullis.toml \
+         (committed, shared)</option></select></label></div>",
     );
     out
 }
@@ -404,13 +404,15 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                 out,
                 "<form method=\"post\" action=\"/ui/requests/{id}/resolve\" class=\"actions\">\
                    <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                   {confirm}{rules}\
-                   <input type=\"text\" name=\"message\" maxlength=\"500\" class=\"message\" \
-                          placeholder=\"Why, for the agent (with a deny)\" aria-label=\"Why, for the agent (with a deny)\">\
+                   <div class=\"row deny-row\">\
                    <button name=\"scope\" value=\"deny\" class=\"deny\" formnovalidate{focus}>Deny</button>\
                    <button name=\"scope\" value=\"deny-session\" class=\"deny\" formnovalidate>Deny for this session</button>\
+                   <input type=\"text\" name=\"message\" maxlength=\"500\" class=\"message\" \
+                          placeholder=\"Why, for the agent (with a deny)\" aria-label=\"Why, for the agent (with a deny)\"></div>\
+                   {confirm}{rules}\
+                   <div class=\"row allow-row\">\
                    <button name=\"scope\" value=\"once\" class=\"allow\">Allow once</button>\
-                   <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}\
+                   <button name=\"scope\" value=\"session\" class=\"allow\">Allow for this session</button>{device}</div>\
                  </form>",
                 id = r.id,
                 rules = rules_html(r),
