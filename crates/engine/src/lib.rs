@@ -11,6 +11,7 @@ pub mod actions;
 mod grants;
 mod hold;
 pub mod pins;
+pub mod redact;
 mod session;
 
 use portcullis_policy::{
@@ -545,6 +546,19 @@ impl<F: PathFacts> Engine<F> {
             request.as_ref(),
         );
         if let Some(detail) = event.detail.as_object_mut() {
+            // What ran, as a person can read it: a shell command's text with
+            // secret-looking values masked, and the paths as they resolved.
+            if let Some(command) = shell_command(call, &policy.table) {
+                let secret = |name: &str| policy.secret_env_shape(name).is_some();
+                detail.insert(
+                    "command".into(),
+                    serde_json::Value::String(redact::command(command, &secret)),
+                );
+            }
+            let canonical = canonical_paths(&decision, call, facts);
+            if !canonical.is_empty() {
+                detail.insert("canonical_paths".into(), serde_json::json!(canonical));
+            }
             // Whether the caller proved the session (its token), and whether
             // the decision changed nothing.
             if session_id.is_some() {
@@ -632,6 +646,56 @@ impl<F: PathFacts> Engine<F> {
 
 /// The audit row of a decision: reason codes, effect kinds and canonical
 /// paths, program names. Never file contents, command arguments or tokens.
+/// A shell tool's command text, if the call is one.
+fn shell_command<'c>(
+    call: &'c ToolCall,
+    table: &portcullis_policy::tables::ToolTable,
+) -> Option<&'c str> {
+    match table.kind(&call.tool.name)? {
+        portcullis_policy::tables::ToolKind::Shell { command, .. } => {
+            call.input.get(command)?.as_str()
+        }
+        _ => None,
+    }
+}
+
+/// The paths a decision's effects name, as they resolve (symlinks followed),
+/// each once: what the audit row says was touched. Paths known only at run
+/// time are left out (they are in `effects` as written).
+fn canonical_paths<F: PathFacts>(d: &Decision, call: &ToolCall, facts: &F) -> Vec<String> {
+    use portcullis_policy::Effect;
+    let mut out: Vec<String> = Vec::new();
+    for e in &d.effects {
+        let paths: Vec<&str> = match e {
+            Effect::Read {
+                path,
+                dynamic: false,
+            }
+            | Effect::Write {
+                path,
+                dynamic: false,
+            }
+            | Effect::Delete {
+                path,
+                dynamic: false,
+            } => vec![path.as_str()],
+            Effect::Move {
+                from,
+                to,
+                dynamic: false,
+            } => vec![from.as_str(), to.as_str()],
+            _ => Vec::new(),
+        };
+        for p in paths {
+            let c = facts.resolve(p, &call.cwd).canonical;
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 fn audit_event(
     d: &Decision,
     call: &ToolCall,

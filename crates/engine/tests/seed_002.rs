@@ -574,6 +574,33 @@ fn every_decision_is_audited_without_contents_and_the_chain_holds() {
         !dump.contains("tok-987"),
         "authorization material never reaches the audit log"
     );
+    // What ran is said, secrets masked: the command with `***` in place of
+    // a token, and the paths as they resolved.
+    w.bash(
+        "GITHUB_TOKEN=ghp_0123456789abcdefghij gh pr list > ../elsewhere.txt",
+        &body("S"),
+    )
+    .unwrap();
+    let rows = w.engine.store().unwrap().audit_all().unwrap();
+    let last = rows.last().unwrap();
+    let detail: serde_json::Value = last.event.detail.clone();
+    assert_eq!(
+        detail["command"], "GITHUB_TOKEN=*** gh pr list > ../elsewhere.txt",
+        "{detail}"
+    );
+    let parent = std::path::Path::new(&w.cwd())
+        .parent()
+        .unwrap()
+        .join("elsewhere.txt");
+    assert!(
+        detail["canonical_paths"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(parent.display().to_string())),
+        "{detail}"
+    );
+    let dump = serde_json::to_string(&rows).unwrap();
+    assert!(!dump.contains("ghp_0123456789"), "the token is masked");
     assert!(matches!(
         w.engine.store().unwrap().verify_audit().unwrap(),
         portcullis_store::AuditCheck::Intact { .. }
