@@ -104,6 +104,7 @@ pub fn table() -> Vec<(Route, Handler)> {
         (r("GET", "/", Page), get(ui::requests_page)),
         (r("GET", "/grants", Page), get(ui::grants_page)),
         (r("GET", "/audit", Page), get(ui::audit_page)),
+        (r("GET", "/audit/export", Page), get(ui::audit_export)),
         (r("GET", "/sessions", Page), get(ui::sessions_page)),
         (
             r("GET", "/fragments/requests", Person),

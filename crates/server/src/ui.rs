@@ -544,11 +544,79 @@ pub(crate) struct AuditQuery {
     /// `YYYY-MM-DD` (UTC), inclusive.
     to: Option<String>,
     before: Option<i64>,
+    /// For an export: `jsonl` (the default) or `csv`.
+    format: Option<String>,
 }
 
-pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Response {
+/// The most rows one export holds.
+const MAX_EXPORT_ROWS: usize = 100_000;
+
+/// `/audit/export?format=jsonl|csv&…` — the rows the page's filters match,
+/// every page of them (up to [`MAX_EXPORT_ROWS`]), as a download.
+pub(crate) async fn audit_export(state: Shared, Query(q): Query<AuditQuery>) -> Response {
+    let mut filter = audit_filter(&q);
+    let csv = q.format.as_deref() == Some("csv");
+    let rows = state
+        .with_store(move |store| {
+            let mut all = Vec::new();
+            loop {
+                filter.limit = portcullis_store::MAX_AUDIT_PAGE;
+                let page = store.audit_query(&filter)?;
+                let done = page.len() < portcullis_store::MAX_AUDIT_PAGE;
+                filter.before = page.last().map(|r| r.id);
+                all.extend(page);
+                if done || all.len() >= MAX_EXPORT_ROWS {
+                    return Ok::<_, portcullis_store::StoreError>(all);
+                }
+            }
+        })
+        .await;
+    let rows = match rows {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return store_error(&state, e),
+        Err(e) => return e.into_response(),
+    };
+    let (body, kind, name) = if csv {
+        let field = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let mut out = String::from("id,at,event,session,tool,verdict,detail,hash\n");
+        for r in &rows {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{}",
+                r.id,
+                r.at,
+                field(r.event.kind.as_str()),
+                field(r.event.session.as_deref().unwrap_or("")),
+                field(r.event.tool.as_deref().unwrap_or("")),
+                field(r.event.verdict.map_or("", |v| v.as_str())),
+                field(&r.event.detail.to_string()),
+                field(&r.hash),
+            );
+        }
+        (out, "text/csv; charset=utf-8", "portcullis-audit.csv")
+    } else {
+        let mut out = String::new();
+        for r in &rows {
+            if let Ok(line) = serde_json::to_string(r) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        (out, "application/x-ndjson", "portcullis-audit.jsonl")
+    };
+    let mut res = body.into_response();
+    if let Ok(v) = HeaderValue::from_str(kind) {
+        res.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    res
+}
+
+fn audit_filter(q: &AuditQuery) -> AuditFilter {
     let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
-    let filter = AuditFilter {
+    AuditFilter {
         session: nonempty(&q.session),
         verdict: nonempty(&q.verdict),
         tool: nonempty(&q.tool),
@@ -559,13 +627,23 @@ pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Re
             .map(|t| t + 86_399),
         before: q.before,
         limit: 100,
-    };
+    }
+}
+
+pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Response {
+    let filter = audit_filter(&q);
     let query = filter.clone();
-    let (rows, check) = match state
-        .with_store(move |store| (store.audit_query(&query), store.verify_audit()))
+    let (rows, check, sessions) = match state
+        .with_store(move |store| {
+            (
+                store.audit_query(&query),
+                store.verify_audit(),
+                store.sessions().unwrap_or_default(),
+            )
+        })
         .await
     {
-        Ok(both) => both,
+        Ok(all) => all,
         Err(e) => return e.into_response(),
     };
     let rows = match rows {
@@ -605,12 +683,65 @@ pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Re
             )
         })
         .collect::<String>();
+    // Choices, not free text: the sessions and tools known, the events there are.
+    let chosen = |v: &Option<String>, option: &str| {
+        if v.as_deref().unwrap_or("").eq_ignore_ascii_case(option) {
+            " selected"
+        } else {
+            ""
+        }
+    };
+    let mut kinds = format!("<option value=\"\"{}>any</option>", chosen(&q.kind, ""));
+    for k in portcullis_store::AuditKind::ALL {
+        let _ = write!(
+            kinds,
+            "<option value=\"{k}\"{}>{k}</option>",
+            chosen(&q.kind, k.as_str()),
+            k = k.as_str()
+        );
+    }
+    let mut session_list = String::from("<datalist id=\"audit-sessions\">");
+    for s in &sessions {
+        let _ = write!(session_list, "<option value=\"{}\">", esc(&s.id));
+    }
+    session_list.push_str("</datalist>");
+    let mut tools: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.event.tool.as_deref())
+        .collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let mut tool_list = String::from("<datalist id=\"audit-tools\">");
+    for t in tools {
+        let _ = write!(tool_list, "<option value=\"{}\">", esc(t));
+    }
+    tool_list.push_str("</datalist>");
+    let listed = |name: &str, label: &str, v: &Option<String>, list: &str| {
+        format!(
+            "<label>{label}<input type=\"text\" name=\"{name}\" list=\"{list}\" value=\"{}\"></label>",
+            esc(v.as_deref().unwrap_or(""))
+        )
+    };
+    let mut export = String::new();
+    for (k, v) in [
+        ("session", &q.session),
+        ("verdict", &q.verdict),
+        ("tool", &q.tool),
+        ("kind", &q.kind),
+        ("from", &q.from),
+        ("to", &q.to),
+    ] {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            let _ = write!(export, "&{k}={}", url_encode(v));
+        }
+    }
     let mut body = format!(
-        "<div class=\"bar\"><h1>Audit</h1></div>{verify}\
-         <form class=\"filters\" method=\"get\" action=\"/audit\">{}{}<label>Verdict<select name=\"verdict\">{verdicts}</select></label>{}{}{}<button>Filter</button> <a href=\"/audit\">Clear</a></form>",
-        field("session", "Session", &q.session, "text"),
-        field("tool", "Tool", &q.tool, "text"),
-        field("kind", "Event", &q.kind, "text"),
+        "<div class=\"bar\"><h1>Audit</h1><span><a href=\"/audit/export?format=jsonl{export}\" download>Export JSONL</a> · \
+         <a href=\"/audit/export?format=csv{export}\" download>Export CSV</a></span></div>{verify}\
+         <form class=\"filters\" method=\"get\" action=\"/audit\">{}{}<label>Verdict<select name=\"verdict\">{verdicts}</select></label>\
+         <label>Event<select name=\"kind\">{kinds}</select></label>{}{}<button>Filter</button> <a href=\"/audit\">Clear</a>{session_list}{tool_list}</form>",
+        listed("session", "Session", &q.session, "audit-sessions"),
+        listed("tool", "Tool", &q.tool, "audit-tools"),
         field("from", "From", &q.from, "date"),
         field("to", "To", &q.to, "date"),
     );

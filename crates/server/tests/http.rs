@@ -1347,3 +1347,81 @@ async fn a_rule_on_resolve_must_cover_the_call() {
         "allow"
     );
 }
+
+/// The audit page's filters ignore case and offer choices (events, known
+/// sessions), and its export links download what the filters match, as JSONL
+/// or CSV, behind the login like the page.
+#[tokio::test]
+async fn the_audit_exports_what_its_filters_match() {
+    let fx = Fx::new();
+    let token = fx.session("s1").await;
+    fx.send(fx.outside_read("s1", &token)).await;
+    let (status, _, _) = fx
+        .send(
+            fx.get("/audit/export?format=csv")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "behind the login");
+    let cookie = fx.login_cookie();
+    let get = |uri: &str| {
+        fx.get(uri)
+            .header(header::COOKIE, &cookie)
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, page, _) = fx.send(get("/audit?tool=read")).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = page.as_str().unwrap();
+    assert!(
+        page.contains("<td><code>Read</code></td>"),
+        "case-insensitive: {page}"
+    );
+    assert!(
+        page.contains("<option value=\"decision\""),
+        "events are a choice"
+    );
+    assert!(
+        page.contains("<datalist id=\"audit-sessions\"><option value=\"s1\">"),
+        "{page}"
+    );
+    assert!(
+        page.contains("/audit/export?format=csv&amp;tool=read")
+            || page.contains("/audit/export?format=csv&tool=read"),
+        "{page}"
+    );
+
+    let (status, csv, res) = fx.send(get("/audit/export?format=csv&tool=read")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap()
+            .contains("portcullis-audit.csv")
+    );
+    let csv = csv.as_str().unwrap().to_string();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id,at,event,session,tool,verdict,detail,hash")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|l| l.contains("\"Read\"")),
+        "{csv}"
+    );
+
+    let (status, jsonl, _) = fx
+        .send(get("/audit/export?format=jsonl&kind=decision"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let text = match jsonl {
+        Value::String(s) => s,
+        other => format!("{other}\n"),
+    };
+    for line in text.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(row["event"]["kind"], "decision", "{line}");
+    }
+}

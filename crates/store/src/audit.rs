@@ -211,13 +211,16 @@ impl Store {
         Ok(rows)
     }
 
-    /// Rows matching `f`, newest first, at most `f.limit` (capped at
+    /// Rows matching `f` (session, verdict, tool and event compared without
+    /// regard to case), newest first, at most `f.limit` (capped at
     /// [`MAX_AUDIT_PAGE`]). Page on with `before = ` the last id returned.
     pub fn audit_query(&self, f: &AuditFilter) -> Result<Vec<AuditRow>> {
         let sql = format!(
             "SELECT {AUDIT_COLS} FROM audit
-             WHERE (?1 IS NULL OR session = ?1) AND (?2 IS NULL OR verdict = ?2)
-               AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR kind = ?4)
+             WHERE (?1 IS NULL OR session = ?1 COLLATE NOCASE)
+               AND (?2 IS NULL OR verdict = ?2 COLLATE NOCASE)
+               AND (?3 IS NULL OR tool = ?3 COLLATE NOCASE)
+               AND (?4 IS NULL OR kind = ?4 COLLATE NOCASE)
                AND (?5 IS NULL OR at >= ?5) AND (?6 IS NULL OR at <= ?6)
                AND (?7 IS NULL OR id < ?7)
              ORDER BY id DESC LIMIT ?8"
