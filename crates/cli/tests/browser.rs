@@ -479,4 +479,45 @@ async fn the_list_holds_still_under_the_pointer() {
         .await
         .unwrap();
     wait_for(&c, "#shortcuts:not([hidden])").await;
+
+    // Filter to one session's card, deny all shown: only it goes.
+    let (_, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+    let before = serde_json::from_str::<Value>(&body)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .len();
+    c.find(Locator::Css("#request-search"))
+        .await
+        .unwrap()
+        .send_keys("m17")
+        .await
+        .unwrap();
+    let shown: Value = c
+        .execute(
+            "return Array.from(document.querySelectorAll('#requests article.request')).filter(a => !a.hidden).map(a => a.dataset.session);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown, json!(["m17"]), "the filter shows the matching card");
+    c.execute(
+        "document.querySelector('#request-compact').click();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    shot(&c, "requests-filtered-compact").await;
+    c.find(Locator::Css("#deny-shown"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    notice(&c, "1 request denied").await;
+    let (_, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+    let after = serde_json::from_str::<Value>(&body).unwrap();
+    let after = after.as_array().unwrap();
+    assert_eq!(after.len(), before - 1, "only the card shown was denied");
+    assert!(after.iter().all(|r| r["session"] != "m17"));
 }

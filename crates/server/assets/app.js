@@ -47,6 +47,7 @@
     }
     for (const el of Array.from(list.children)) if (!el.id) el.remove();
     showNewBar();
+    applyView();
     list.scrollIntoView({ block: "start" });
     const first = list.querySelector("button.deny");
     if (first) first.focus();
@@ -115,7 +116,74 @@
       if (first) first.focus({ preventScroll: true });
     }
     showNewBar();
+    if (typeof applyView === "function") applyView();
   }
+
+  // Finding one's way in a long list: a filter, a compact view, an order
+  // by session or directory, and denying every card shown at once. The
+  // filter and order are applied again whenever the list is refreshed.
+  const search = document.getElementById("request-search");
+  const compact = document.getElementById("request-compact");
+  const group = document.getElementById("request-group");
+  const denyShown = document.getElementById("deny-shown");
+
+  function shownCards() {
+    return list ? Array.from(list.querySelectorAll("article.request")).filter(function (c) { return !c.hidden; }) : [];
+  }
+
+  function applyView() {
+    if (!list) return;
+    const needle = search ? search.value.trim().toLowerCase() : "";
+    for (const card of list.querySelectorAll("article.request")) {
+      card.hidden = needle !== "" && !card.textContent.toLowerCase().includes(needle);
+    }
+    list.classList.toggle("compact", !!(compact && compact.checked));
+    const key = group ? group.value : "";
+    const cards = Array.from(list.querySelectorAll("article.request"));
+    cards.sort(function (a, b) {
+      const ka = key ? (a.dataset[key] || "") : "";
+      const kb = key ? (b.dataset[key] || "") : "";
+      if (ka !== kb) return ka < kb ? -1 : 1;
+      return Number(b.dataset.id || 0) - Number(a.dataset.id || 0);
+    });
+    // Move cards only when the order changes: moving a node loses the
+    // browser's scroll anchor (the list must hold still).
+    const current = Array.from(list.querySelectorAll("article.request"));
+    if (cards.some(function (c, i) { return c !== current[i]; })) {
+      for (const c of cards) list.appendChild(c);
+    }
+    if (denyShown) {
+      const n = shownCards().length;
+      denyShown.textContent = n === 1 ? "Deny the 1 shown" : "Deny all " + n + " shown";
+      denyShown.disabled = n === 0;
+    }
+  }
+
+  if (search) search.addEventListener("input", applyView);
+  if (compact) compact.addEventListener("change", applyView);
+  if (group) group.addEventListener("change", applyView);
+  if (denyShown) denyShown.addEventListener("click", async function () {
+    const cards = shownCards();
+    let denied = 0;
+    for (const card of cards) {
+      const form = card.querySelector("form.actions");
+      if (!form) continue;
+      const data = new URLSearchParams(new FormData(form));
+      data.set("scope", "deny");
+      data.delete("rule");
+      data.delete("save");
+      const res = await fetch(form.action, { method: "POST", body: data, credentials: "same-origin" });
+      if (res.ok && !new URL(res.url, location.href).searchParams.get("error")) {
+        card.remove();
+        denied += 1;
+      }
+    }
+    notice.className = "ok toast";
+    notice.textContent = denied + " request" + (denied === 1 ? "" : "s") + " denied.";
+    notice.hidden = false;
+    refreshRequests(null);
+  });
+  applyView();
 
   // Resolving a card goes through fetch: the page does not reload, the card
   // leaves in place, the scroll position stays.

@@ -94,6 +94,12 @@ pub(crate) async fn requests_page(state: Shared, Query(n): Query<Notice>) -> Res
         "<div class=\"bar\"><h1>Requests <span class=\"count\" id=\"pending-count\">{}</span></h1>\
          <button type=\"button\" id=\"notify\" class=\"ghost\" hidden>Enable desktop notifications</button></div>\
          <p class=\"hint\">Agents' refused tool calls wait here for you. Nothing is replayed: after you allow, the agent may retry (a held hook simply continues).</p>\
+         <div class=\"toolbar\" id=\"request-tools\">\
+           <input type=\"search\" id=\"request-search\" placeholder=\"Filter: command, path, session, agent\" aria-label=\"Filter requests\">\
+           <label><input type=\"checkbox\" id=\"request-compact\"> Compact</label>\
+           <label>Order <select id=\"request-group\"><option value=\"\">newest first</option>\
+             <option value=\"session\">by session</option><option value=\"cwd\">by directory</option></select></label>\
+           <button type=\"button\" id=\"deny-shown\" class=\"deny\">Deny all shown</button></div>\
          <div id=\"requests\" aria-live=\"polite\" data-version=\"{}\">{}</div>",
         waiting,
         version(&html),
@@ -370,7 +376,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
         };
         let _ = write!(
             out,
-            "<article class=\"request\" id=\"request-{id}\" data-id=\"{id}\">\
+            "<article class=\"request\" id=\"request-{id}\" data-id=\"{id}\" data-session=\"{session}\" data-cwd=\"{cwd_attr}\">\
                <header><span class=\"op op-{op}\">{op}</span> <code class=\"target\">{target}</code> {count}</header>\
                {effects}\
                <dl><dt>Tool</dt><dd><code>{tool}</code></dd>{cwd}\
@@ -382,6 +388,10 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
             op = r.op.as_str(),
             target = esc(&r.target.to_string()),
             effects = effects_html(r),
+            cwd_attr = match &r.target {
+                GrantTarget::Call { cwd, .. } => esc(cwd),
+                _ => String::new(),
+            },
             tool = esc(&r.tool),
             cwd = match &r.target {
                 GrantTarget::Call { cwd, .. } => {
@@ -487,7 +497,7 @@ pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> 
     if shown.is_empty() {
         body.push_str("<p class=\"empty\">No active grants.</p>");
     } else {
-        body.push_str("<table><thead><tr><th>#</th><th>Scope</th><th>Operation</th><th>Path or pattern</th><th>Principal</th><th>Expires</th><th>Uses</th><th>Approved</th><th></th></tr></thead><tbody>");
+        body.push_str("<table><thead><tr><th>#</th><th>Scope</th><th>Operation</th><th>Call, path or pattern</th><th>Reach</th><th>Expires</th><th>Uses</th><th>Approved</th><th></th></tr></thead><tbody>");
         for g in shown {
             let uses = match (g.scope, g.consumed_at) {
                 (GrantScope::Once, Some(at)) => format!("used {}", time_text(at)),
@@ -512,11 +522,14 @@ pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> 
                 scope = g.scope.as_str(),
                 op = g.op.as_str(),
                 target = esc(&g.target.to_string()),
-                principal = g
-                    .session
-                    .as_deref()
-                    .map(|s| format!("<code>{}</code>", esc(s)))
-                    .unwrap_or_else(|| "this device".into()),
+                // The grant's reach, in words: who may use it.
+                principal = match (&g.session, g.scope) {
+                    (None, _) => "every session on this device".to_string(),
+                    (Some(s), GrantScope::Once) => {
+                        format!("one call of session <code>{}</code>", esc(s))
+                    }
+                    (Some(s), _) => format!("session <code>{}</code> and its sub-agents", esc(s)),
+                },
                 expires = g
                     .expires_at
                     .map(time_text)
