@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
-use model_server::{ModelServer, TOOL_USE_ID, tool_result_text, tool_results};
+use model_server::{
+    ModelServer, RETRY_PROMPT, RETRY_TOOL_USE_ID, TOOL_USE_ID, tool_result_text, tool_results,
+};
 
 /// Per `claude -p` run; a normal run takes a few seconds.
 const CLAUDE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -282,5 +284,116 @@ fn claude_code_runs_calls_confined_by_the_hooks_rewrite() {
     assert!(
         text.contains("Bash(touch own-deny-marker.txt)"),
         "the model did not get the reason naming the user's rule: {text}\n{ctx}"
+    );
+}
+
+/// A person's denial reaches the real Claude Code (issue 16): a read outside
+/// the workspace is refused with a permission request (`on_ask = "notify"`);
+/// the person denies it with a message for the session; when the same
+/// Claude Code session (`--resume`) tries the same call again, the model
+/// reads the person's words, and nobody is asked again.
+#[test]
+fn a_persons_denial_message_reaches_claude_code_on_its_retry() {
+    let (bin, version) = agent_bin("Claude Code", "claude");
+    eprintln!("Claude Code {version} at {}", bin.display());
+    let world = World::new(
+        "claude-e2e-deny-message",
+        "mode = \"ask\"\n[agents.claude-code]\non_ask = \"notify\"\n",
+    );
+    let project = world.protected_project(
+        "project",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
+    let outside = world.scratch.join("outside-report.txt");
+    std::fs::write(&outside, "a report\n").unwrap();
+    let command = format!("cat {}", outside.display());
+
+    let server = ModelServer::start(&command);
+    let (ran, result) = claude(&world, &bin, &project, &server, "first");
+    let ctx = context("the first attempt", &ran, &server);
+    eprintln!("{ctx}");
+    let text = scripted_tool_result(&server)
+        .map(|r| tool_result_text(&r))
+        .unwrap_or_default();
+    assert!(
+        text.contains("is waiting for a person"),
+        "the first attempt raised no request: {text}\n{ctx}"
+    );
+    let session = session_id(&result, &ctx);
+    let portcullis = |args: &[&str]| {
+        std::process::Command::new(harness::portcullis())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&world.data)
+            .env("HOME", &world.home)
+            .output()
+            .expect("run portcullis")
+    };
+    let listed = portcullis(&["requests", "list", "--json"]);
+    let pending: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = pending
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["session"] == session.as_str())
+        .and_then(|r| r["id"].as_i64())
+        .unwrap_or_else(|| panic!("no request for session {session}: {pending}\n{ctx}"));
+    let message = "use the copy in the repository instead";
+    let out = portcullis(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "deny",
+        "--message",
+        message,
+        "--for",
+        "session",
+        &id.to_string(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+
+    let server = ModelServer::start(&command);
+    let mut cmd = world.agent(&bin, &project);
+    cmd.args([
+        "-p",
+        RETRY_PROMPT,
+        "--resume",
+        &session,
+        "--output-format",
+        "json",
+    ])
+    .env("TERM", "dumb")
+    .env("ANTHROPIC_BASE_URL", server.url())
+    .env("ANTHROPIC_API_KEY", "test")
+    .env("DISABLE_AUTOUPDATER", "1")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_TELEMETRY", "1")
+    .env("DISABLE_ERROR_REPORTING", "1")
+    .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+    let ran = world.run(&mut cmd, "retry", CLAUDE_TIMEOUT);
+    let ctx = context("the retry in the same session", &ran, &server);
+    eprintln!("{ctx}");
+    let text = server
+        .message_requests()
+        .iter()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|b| b["tool_use_id"] == RETRY_TOOL_USE_ID)
+        .map(|r| tool_result_text(&r))
+        .unwrap_or_default();
+    assert!(
+        text.contains(message) && text.contains("a person denied this call"),
+        "the model did not read the person's words: {text}\n{ctx}"
+    );
+    let listed = portcullis(&["requests", "list", "--json"]);
+    let pending: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(
+        pending
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["session"] != session.as_str()),
+        "a standing denial asks nobody again: {pending}"
     );
 }

@@ -26,6 +26,13 @@ use serde_json::{Value, json};
 /// The id of the scripted tool call.
 pub const TOOL_USE_ID: &str = "toolu_portcullis_e2e_01";
 
+/// The id of the same call made again when the prompt asks for it
+/// ([`RETRY_PROMPT`]): a resumed session's second attempt.
+pub const RETRY_TOOL_USE_ID: &str = "toolu_portcullis_e2e_02";
+
+/// The prompt that makes the server call the scripted command again.
+pub const RETRY_PROMPT: &str = "Run the scripted command again.";
+
 /// The `call_id` of the scripted Responses API function call.
 pub const CALL_ID: &str = "call_portcullis_e2e_01";
 
@@ -288,9 +295,27 @@ enum Block {
     Text(String),
     /// A call of the shell tool (`Bash` in Claude Code, `bash` in pi) with a command.
     Shell {
+        id: &'static str,
         tool: String,
         command: String,
     },
+}
+
+/// Whether the last user message asks for the scripted call again (and its
+/// retry has not been answered yet).
+fn asks_again(body: &Value) -> bool {
+    let content = last_user_content(body);
+    let retried = tool_results(body)
+        .iter()
+        .any(|r| r["tool_use_id"] == RETRY_TOOL_USE_ID);
+    let asks = match content {
+        Value::String(t) => t.contains(RETRY_PROMPT),
+        Value::Array(blocks) => blocks.iter().any(|b| {
+            b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.contains(RETRY_PROMPT))
+        }),
+        _ => false,
+    };
+    asks && !retried
 }
 
 /// The scripted answer to a `/v1/messages` request.
@@ -302,7 +327,18 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
     let shell_tool = tool_names(body)
         .into_iter()
         .find(|t| t == "Bash" || t == "bash");
-    let (blocks, stop, answer) = if !tool_results(body).is_empty() {
+    let (blocks, stop, answer) = if let Some(tool) = shell_tool.clone().filter(|_| asks_again(body))
+    {
+        (
+            vec![Block::Shell {
+                id: RETRY_TOOL_USE_ID,
+                tool,
+                command: command.to_string(),
+            }],
+            "tool_use",
+            "Bash tool_use again",
+        )
+    } else if !tool_results(body).is_empty() {
         (
             vec![Block::Text("The scripted command has finished.".into())],
             "end_turn",
@@ -311,6 +347,7 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
     } else if let Some(tool) = shell_tool {
         (
             vec![Block::Shell {
+                id: TOOL_USE_ID,
                 tool,
                 command: command.to_string(),
             }],
@@ -463,8 +500,8 @@ fn whole_message(model: &str, blocks: &[Block], stop: &str) -> Value {
         .iter()
         .map(|b| match b {
             Block::Text(t) => json!({"type": "text", "text": t}),
-            Block::Shell { tool, command } => {
-                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": tool, "input": tool_input(command)})
+            Block::Shell { id, tool, command } => {
+                json!({"type": "tool_use", "id": id, "name": tool, "input": tool_input(command)})
             }
         })
         .collect();
@@ -495,8 +532,8 @@ fn sse(model: &str, blocks: &[Block], stop: &str) -> Vec<u8> {
                 json!({"type": "text", "text": ""}),
                 json!({"type": "text_delta", "text": t}),
             ),
-            Block::Shell { tool, command } => (
-                json!({"type": "tool_use", "id": TOOL_USE_ID, "name": tool, "input": {}}),
+            Block::Shell { id, tool, command } => (
+                json!({"type": "tool_use", "id": id, "name": tool, "input": {}}),
                 json!({"type": "input_json_delta", "partial_json": tool_input(command).to_string()}),
             ),
         };
