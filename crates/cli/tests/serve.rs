@@ -220,3 +220,72 @@ fn serve_refuses_a_non_loopback_address() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
 }
+
+/// A freedesktop notification server on the bus at `DBUS_ADDRESS` (python3
+/// with `dbus` and `gi`): prints `ready`, then each notification's summary
+/// and body.
+const FAKE_NOTIFICATIONS: &str = r#"
+import os, dbus, dbus.service, dbus.mainloop.glib
+from gi.repository import GLib
+dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+bus = dbus.bus.BusConnection(os.environ["DBUS_ADDRESS"])
+name = dbus.service.BusName("org.freedesktop.Notifications", bus)
+class Notifications(dbus.service.Object):
+    @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u")
+    def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout):
+        print("NOTIFY " + app + " | " + summary + " | " + body.replace("\n", " / "), flush=True)
+        return 1
+Notifications(bus, "/org/freedesktop/Notifications")
+print("ready", flush=True)
+GLib.MainLoop().run()
+"#;
+
+/// The daemon announces a new request on the desktop itself (issue 16): with
+/// a session D-Bus, a freedesktop notification naming the agent and the
+/// project and carrying the card's address reaches the notification server.
+#[test]
+fn a_new_request_is_announced_over_the_session_dbus() {
+    use std::io::BufRead;
+    let mut bus = std::process::Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start a session bus (apt-get install -y dbus; scripts/test does)");
+    let mut address = String::new();
+    std::io::BufReader::new(bus.stdout.take().unwrap())
+        .read_line(&mut address)
+        .unwrap();
+    let address = address.trim().to_string();
+    assert!(address.starts_with("unix:"), "{address}");
+    let mut server = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", FAKE_NOTIFICATIONS])
+        .env("DBUS_ADDRESS", &address)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the notification server (python3-dbus, python3-gi)");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let out = server.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let wait = std::time::Duration::from_secs(20);
+    assert_eq!(rx.recv_timeout(wait).as_deref(), Ok("ready"));
+
+    let s = Served::start_with_env(&[("DBUS_SESSION_BUS_ADDRESS", &address)]);
+    s.register("s1");
+    let asked = s.check_outside_read("s1");
+    let id = asked["request"]["id"].as_i64().expect("a request");
+    let line = rx
+        .recv_timeout(wait)
+        .unwrap_or_else(|e| panic!("no notification reached the server: {e}"));
+    assert!(line.starts_with("NOTIFY portcullis | "), "{line}");
+    assert!(line.contains("claude-code asks in work"), "{line}");
+    assert!(line.contains(&format!("/#request-{id}")), "{line}");
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = bus.kill();
+    let _ = bus.wait();
+}

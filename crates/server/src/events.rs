@@ -65,13 +65,14 @@ pub fn watch(
     metrics: Arc<Metrics>,
     health: Arc<Health>,
     check_every: Duration,
+    desktop: Option<crate::desktop::Desktop>,
 ) -> std::io::Result<Watcher> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
     let store = Store::open(&data_dir).map_err(std::io::Error::other)?;
     let mut seen = Seen::default();
     // The first look fills `seen` without announcing what was already there.
-    look(&store, &mut seen, None, &metrics);
+    look(&store, &mut seen, None, &metrics, None);
     std::thread::Builder::new()
         .name("portcullis-watch".into())
         .spawn(move || {
@@ -107,7 +108,7 @@ pub fn watch(
                     continue;
                 }
                 version = now;
-                look(&store, &mut seen, Some(&events), &metrics);
+                look(&store, &mut seen, Some(&events), &metrics, desktop.as_ref());
             }
         })?;
     Ok(Watcher { stop })
@@ -118,6 +119,7 @@ fn look(
     seen: &mut Seen,
     events: Option<&broadcast::Sender<ServerEvent>>,
     metrics: &Metrics,
+    desktop: Option<&crate::desktop::Desktop>,
 ) {
     let send = |kind, data| {
         if let Some(tx) = events {
@@ -135,6 +137,14 @@ fn look(
         send("request-new", request_json(r));
         if r.status == portcullis_store::RequestStatus::Pending {
             seen.pending.insert(r.id, r.count);
+            if let Some(desktop) = desktop {
+                let agent = store
+                    .session(&r.session)
+                    .ok()
+                    .flatten()
+                    .and_then(|s| s.agent);
+                desktop.announce(r, agent.as_deref());
+            }
         } else {
             send("request-resolved", request_json(r));
         }

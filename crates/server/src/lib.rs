@@ -16,6 +16,7 @@ pub mod api;
 pub mod auth;
 pub mod conn;
 pub mod decider;
+pub mod desktop;
 pub mod error;
 pub mod events;
 pub mod health;
@@ -288,6 +289,7 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         Arc::clone(&metrics),
         Arc::clone(&health),
         opts.limits.quick_check_every,
+        desktop::Desktop::from_env(&format!("http://{}", opts.addr)),
     )
     .map_err(StartError::Watcher)?;
     let state = AppState {

@@ -56,6 +56,21 @@ impl Served {
         args: &[&str],
         nofile: Option<u64>,
     ) -> Served {
+        Served::start_full(extra, args, nofile, &[])
+    }
+
+    /// Starts with these environment variables added for the server.
+    #[allow(dead_code)] // the suites that need no extra environment
+    pub fn start_with_env(env: &[(&str, &str)]) -> Served {
+        Served::start_full(|_| String::new(), &[], None, env)
+    }
+
+    fn start_full(
+        extra: impl FnOnce(&Path) -> String,
+        args: &[&str],
+        nofile: Option<u64>,
+        env: &[(&str, &str)],
+    ) -> Served {
         let root = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(root.path()).unwrap();
         let work = base.join("work");
@@ -74,6 +89,9 @@ impl Served {
         )
         .unwrap();
         let mut command = Served::command_in(&base);
+        for (k, v) in env {
+            command.env(k, v);
+        }
         if let Some(n) = nofile {
             // `sh` sets the limit, then becomes portcullis (which becomes the daemon).
             let inner = command;
