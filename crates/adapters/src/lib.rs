@@ -145,6 +145,9 @@ pub struct HookCall {
     pub permission_mode: Option<String>,
     /// A sub-agent's id, when the call comes from one.
     pub subagent: Option<String>,
+    /// The agent's own id of this call, where it sends the same id to an MCP
+    /// server too (Claude Code's `tool_use_id`, its `_meta.claudecode/toolUseId`).
+    pub call_id: Option<String>,
     /// Whether the agent can put a question to a person for this event.
     pub can_ask: bool,
     /// Whether the agent takes a rewritten input back for this call
@@ -263,6 +266,9 @@ fn claude_like(agent: Agent, v: &Value) -> Result<HookCall, AdapterError> {
         session: session_id(v, "session_id")?,
         permission_mode: text(v, "permission_mode"),
         subagent: text(v, "agent_id"),
+        call_id: (agent == Agent::ClaudeCode)
+            .then(|| text(v, "tool_use_id"))
+            .flatten(),
     })
 }
 
@@ -329,6 +335,7 @@ fn cursor(v: &Value) -> Result<HookCall, AdapterError> {
         session: session_id(v, "conversation_id")?,
         permission_mode: None,
         subagent: None,
+        call_id: None,
         can_ask,
         can_rewrite: false,
     })
@@ -516,6 +523,7 @@ fn gemini(v: &Value) -> Result<HookCall, AdapterError> {
         session: session_id(v, "session_id")?,
         permission_mode: None,
         subagent: None,
+        call_id: None,
         can_ask: true,
         can_rewrite: false,
     })
@@ -548,6 +556,7 @@ fn pi(v: &Value) -> Result<HookCall, AdapterError> {
         session: session_id(v, "session_id")?,
         permission_mode: None,
         subagent: None,
+        call_id: None,
         can_ask: v.get("has_ui").and_then(Value::as_bool).unwrap_or(false),
         can_rewrite: false,
     })

@@ -80,6 +80,13 @@ pub struct Options {
     pub trusted: bool,
     /// Where calls are judged from (paths in arguments are relative to it).
     pub cwd: String,
+    /// The agent process that runs this bridge (its nearest non-shell
+    /// ancestor), whose hook links each call to the agent's session.
+    pub agent: Option<portcullis_store::ProcessId>,
+    /// The session the agent put in this process' environment when it
+    /// started it (Claude Code's `CLAUDE_CODE_SESSION_ID`): used when no
+    /// hook linked the call.
+    pub agent_env_session: Option<String>,
 }
 
 struct Shared<A: Authority> {
@@ -87,6 +94,8 @@ struct Shared<A: Authority> {
     cwd: String,
     refuse_unpinned: bool,
     sources: SessionSources,
+    agent: Option<portcullis_store::ProcessId>,
+    agent_env_session: Option<String>,
     /// The session of every call on stdio, by the one resolver (`None` over
     /// HTTP, where each request names its own).
     session: Option<String>,
@@ -215,6 +224,8 @@ impl<A: Authority> Bridge<A> {
             cwd: opts.cwd.clone(),
             refuse_unpinned: opts.refuse_unpinned,
             sources,
+            agent: opts.agent,
+            agent_env_session: opts.agent_env_session.clone(),
             session,
             authority,
             downstream: RwLock::new(None),
@@ -388,12 +399,57 @@ impl<A: Authority> Bridge<A> {
         Ok(offered)
     }
 
+    /// The agent's session for a call on stdio: the one its hook linked to
+    /// this very call (by the agent's call id, Claude Code's
+    /// `_meta.claudecode/toolUseId`, else by tool and arguments), else the
+    /// session in the bridge's environment. Calls alike from several
+    /// sessions are a refusal, never a pick.
+    async fn agent_session(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        call: &ToolCall,
+    ) -> Result<Option<String>, String> {
+        let Some(agent) = self.shared.agent else {
+            return Ok(self.shared.agent_env_session.clone());
+        };
+        let call_id = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.0.get(CLAUDE_CALL_ID))
+            .or_else(|| context.meta.0.0.get(CLAUDE_CALL_ID))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let (tool, input) = (call.tool.name.clone(), call.input.clone());
+        let found = self
+            .shared
+            .authority
+            .with_engine(move |e| {
+                e.linked_session(agent, &tool, &input, call_id.as_deref(), Self::now())
+            })
+            .await
+            .map_err(|e| {
+                format!("portcullis could not find this call's session and refuses it: {e}")
+            })?;
+        match found {
+            portcullis_store::LinkedSession::One(s) => Ok(Some(s)),
+            portcullis_store::LinkedSession::None => Ok(self.shared.agent_env_session.clone()),
+            portcullis_store::LinkedSession::Several(sessions) => Err(format!(
+                "portcullis refuses this call: the agent made the same call in several sessions at once ({}), and which one this is cannot be told",
+                sessions.join(", ")
+            )),
+        }
+    }
+
     fn refusal(text: String, envelope: Value) -> CallToolResponse {
         let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
         result.meta = serde_json::from_value(envelope).ok();
         result.into()
     }
 }
+
+/// The `_meta` key Claude Code sends its call's id in (the hook's `tool_use_id`).
+const CLAUDE_CALL_ID: &str = "claudecode/toolUseId";
 
 /// What a person approves: every operation the judgement found, with its
 /// canonical target and why it was judged so — never a cut-off dump of the
@@ -664,7 +720,19 @@ impl<A: Authority> ServerHandler for Bridge<A> {
             input,
             cwd: self.shared.cwd.clone(),
         };
-        let ctx = self.call_context(&context);
+        let mut ctx = self.call_context(&context);
+        if ctx.token.is_none() && !ctx.require_token {
+            // On stdio: the agent's own session for this very call.
+            match self.agent_session(&request, &context, &call).await {
+                Ok(agent) => ctx.sources.agent = agent,
+                Err(text) => {
+                    return Ok(Self::refusal(
+                        text,
+                        json!({"portcullis": {"decision": "deny", "reason": "session-conflict"}}),
+                    ));
+                }
+            }
+        }
         let outcome = self
             .shared
             .authority

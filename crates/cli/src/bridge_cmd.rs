@@ -112,6 +112,13 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
             || configured.as_ref().is_some_and(|m| m.refuse_unpinned),
         trusted: args.trusted || configured.as_ref().is_some_and(|m| m.trusted),
         cwd: cwd.to_string_lossy().into_owned(),
+        // The agent that runs this bridge: its hook links each call to the
+        // agent's session (an agent that starts the bridge through a shell
+        // is found past it).
+        agent: crate::agent_process::own_agent(),
+        agent_env_session: std::env::var("CLAUDE_CODE_SESSION_ID")
+            .ok()
+            .filter(|s| !s.is_empty()),
     };
     let store = portcullis_store::Store::open(&data_dir)
         .with_context(|| format!("opening the store in {}", data_dir.display()))?;

@@ -17,6 +17,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 // Used by hook_judge.
 #[allow(dead_code)]
+mod agent_process;
+#[allow(dead_code)]
 mod agent_rules;
 mod bridge_cmd;
 mod config_files;

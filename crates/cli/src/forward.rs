@@ -19,6 +19,8 @@ compile_error!(
 // Shared with the other binaries; this one uses a part of each.
 // Used by hook_judge.
 #[allow(dead_code)]
+mod agent_process;
+#[allow(dead_code)]
 mod agent_rules;
 #[allow(dead_code)]
 mod config_files;

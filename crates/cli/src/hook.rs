@@ -154,6 +154,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         |cwd| Ok(Sources::read(args.config.as_deref(), cwd, &env)),
         &env,
         session_env,
+        Some(i64::from(std::process::id())),
         deadline,
         |policy, facts| {
             let store = Store::open(&dir)

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use portcullis_adapters::{Agent, Answer, HookCall, Reply, parse, reply, rewrite_reply};
-use portcullis_engine::{CallContext, Engine, HoldStatus, Outcome, SessionSources};
+use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, SessionSources};
 use portcullis_paths::{Environment, FsPaths, Scopes};
 use portcullis_policy::{Decision, Mode, OnAsk, Policy, ToolCall, Verdict};
 use portcullis_store::{AgentKind, NewSession};
@@ -143,6 +143,16 @@ pub trait Authority {
     ) -> Result<Outcome>;
     /// Holds a request until a person resolves it or `timeout` passes.
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus>;
+    /// Leaves an MCP call to the bridge of `to` (entering `sessions`):
+    /// `None` when the configuration denies it outright.
+    fn leave_to_bridge(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        to: &HandOff,
+        now: i64,
+    ) -> Result<Option<Outcome>>;
 }
 
 impl Authority for Engine<FsPaths> {
@@ -158,6 +168,26 @@ impl Authority for Engine<FsPaths> {
 
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
         Ok(Engine::wait_for_person(self, request, now, timeout)?)
+    }
+
+    fn leave_to_bridge(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        to: &HandOff,
+        now: i64,
+    ) -> Result<Option<Outcome>> {
+        Ok(Engine::leave_to_bridge(
+            self,
+            sessions,
+            self.policy(),
+            self.facts(),
+            call,
+            ctx,
+            to,
+            now,
+        )?)
     }
 }
 
@@ -191,6 +221,7 @@ pub fn judge<A: Authority>(
     sources: impl FnOnce(&Path) -> Result<Sources>,
     env: &Environment,
     session_env: Option<String>,
+    caller: Option<i64>,
     deadline: Instant,
     open: impl FnOnce(Policy, FsPaths) -> Result<A>,
 ) -> Result<Reply> {
@@ -264,6 +295,22 @@ pub fn judge<A: Authority>(
         asked_in_agent: on_ask == OnAsk::Agent && hook.can_ask,
     };
     let now = crate::state::now();
+    // An MCP call to a server this very agent runs behind `portcullis
+    // mcp-bridge`: the bridge is its one judge (it knows the tool's pinned
+    // definition); the hook links the call to its session for it.
+    if let Some(to) = caller.and_then(|pid| bridge_of(&hook, pid)) {
+        let ctx = CallContext {
+            asked_in_agent: false,
+            ..ctx.clone()
+        };
+        if let Some(left) = authority.leave_to_bridge(&sessions, &call, &ctx, &to, now)? {
+            return Ok(reply(
+                agent,
+                &hook.event,
+                &Answer::Allow(reasons(&left.decision)),
+            ));
+        }
+    }
     let outcome = authority.decide(&sessions, &call, &ctx, now)?;
     if let Some(confined) = confined_reply(agent, &hook.event, &call, &outcome.decision) {
         return confined;
@@ -311,6 +358,27 @@ pub fn judge<A: Authority>(
         },
     };
     Ok(reply(agent, &hook.event, &answer))
+}
+
+/// The bridge of this agent that an MCP call goes to, if any: the agent
+/// (the nearest non-shell ancestor of the hook's process `caller`) runs a
+/// portcullis MCP bridge named as the call's server.
+fn bridge_of(hook: &HookCall, caller: i64) -> Option<HandOff> {
+    if hook.call.tool.origin != portcullis_policy::Origin::Mcp {
+        return None;
+    }
+    let server = hook.call.tool.server.clone()?;
+    let agent = crate::agent_process::agent_of(caller)?;
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    crate::agent_process::bridges_of(agent, dir)
+        .contains(&server)
+        .then(|| HandOff {
+            agent,
+            bridge: server,
+            tool: hook.call.tool.name.clone(),
+            call_id: hook.call_id.clone(),
+        })
 }
 
 /// The allow of a call that runs confined: the agent's shell command

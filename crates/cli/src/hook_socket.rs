@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use portcullis_engine::{CallContext, HoldStatus, Outcome, poll_until_resolved};
+use portcullis_engine::{CallContext, HandOff, HoldStatus, Outcome, poll_until_resolved};
 use portcullis_paths::FsPaths;
 use portcullis_policy::ToolCall;
 use portcullis_server::Judge;
@@ -203,6 +203,10 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
     let budget = Duration::from_millis(request.budget_ms.min(3_600_000));
     let deadline = Instant::now() + budget.saturating_sub(TRANSPORT_MARGIN);
     let env = request.environment();
+    // The hook's process, as the kernel knows it: its agent is found from it.
+    let caller = rustix::net::sockopt::socket_peercred(&stream)
+        .ok()
+        .map(|cred| i64::from(cred.pid.as_raw_nonzero().get()));
     let judged = catch_unwind(AssertUnwindSafe(|| {
         hook_judge::judge(
             agent,
@@ -215,6 +219,7 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
             },
             &env,
             request.session_env.clone(),
+            caller,
             deadline,
             |policy, facts| {
                 Ok(DecisionThread {
@@ -274,5 +279,28 @@ impl Authority for DecisionThread<'_> {
     fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
         let hold = self.on_engine(move |e| e.hold(request, now, timeout))?;
         poll_until_resolved(|| self.on_engine(move |e| e.hold_status(&hold)))
+    }
+
+    fn leave_to_bridge(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        to: &HandOff,
+        now: i64,
+    ) -> Result<Option<Outcome>> {
+        let (sessions, call, ctx, to) = (sessions.to_vec(), call.clone(), ctx.clone(), to.clone());
+        let judge = Arc::clone(&self.judge);
+        self.on_engine(move |e| {
+            e.leave_to_bridge(
+                &sessions,
+                &judge.policy,
+                &judge.facts,
+                &call,
+                &ctx,
+                &to,
+                now,
+            )
+        })
     }
 }

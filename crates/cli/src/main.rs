@@ -9,6 +9,8 @@ compile_error!(
     "portcullis relies on unwinding (catch_unwind turns a panic into a refusal): build with panic = \"unwind\""
 );
 
+#[allow(dead_code)]
+mod agent_process;
 mod agent_rules;
 mod analyze;
 mod check;

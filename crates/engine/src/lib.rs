@@ -8,6 +8,7 @@
 //! agent's wire format) or a policy (the rules live in `portcullis-policy`).
 
 pub mod actions;
+mod bridge_link;
 mod grants;
 mod hold;
 pub mod pins;
@@ -22,6 +23,7 @@ use portcullis_store::{
 };
 use serde::Serialize;
 
+pub use bridge_link::{HandOff, args_hash};
 pub use grants::RuleRefused;
 pub use hold::{HOLD_POLL, Hold, HoldStatus, poll_until_resolved};
 pub use session::{SessionSources, resolve_session};

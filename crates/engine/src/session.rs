@@ -13,6 +13,9 @@ pub struct SessionSources {
     pub body: Option<String>,
     /// `PORTCULLIS_SESSION` of the calling process (the MCP bridge, a CLI).
     pub env: Option<String>,
+    /// The agent's own session as the MCP bridge found it: linked by the
+    /// agent's hook to this very call, else the agent's environment.
+    pub agent: Option<String>,
 }
 
 /// The session a call belongs to. Equal values from several sources are fine;
@@ -24,6 +27,7 @@ pub fn resolve_session(s: &SessionSources) -> Result<Option<String>, EngineError
         ("header", &s.header),
         ("body", &s.body),
         ("environment", &s.env),
+        ("agent", &s.agent),
     ]
     .into_iter()
     .filter_map(|(name, v)| {
@@ -55,6 +59,7 @@ mod tests {
             header: header.map(Into::into),
             body: body.map(Into::into),
             env: env.map(Into::into),
+            agent: None,
         }
     }
 

@@ -117,6 +117,10 @@ reason_codes! {
     SkillRestricted = "skill-restricted",
     /// No person can answer, so an ask became a deny.
     Unattended = "unattended",
+    /// An MCP call the hook leaves to the portcullis MCP bridge its agent
+    /// runs for that server: the bridge judges it, with the tool's pinned
+    /// definition, as the one judge of that call.
+    LeftToBridge = "left-to-bridge",
     // ----- front doors' refusals (the call was not judged) --------------------
     /// The call's session sources disagree.
     SessionConflict = "session-conflict",
@@ -175,7 +179,8 @@ impl ReasonCode {
             SessionConflict | ConfigError | BadInput | BadToolName => false,
             // Allows and notes: nothing refused, nothing to override.
             RuleAllow | Grant | ModeFullAccess | ModeApproveForMe | ReadOnlyProgram
-            | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName => false,
+            | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName
+            | LeftToBridge => false,
         }
     }
 

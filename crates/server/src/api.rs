@@ -137,6 +137,7 @@ async fn run_decide(
             header: header_session,
             body: body.session,
             env: None,
+            agent: None,
         },
         token: bearer.map(str::to_string),
         require_token: !admin,

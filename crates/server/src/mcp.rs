@@ -193,6 +193,9 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         refuse_unpinned: server.refuse_unpinned,
         trusted: server.trusted,
         cwd: config.cwd.clone(),
+        // Over HTTP each request names its session (the URL path, its token).
+        agent: None,
+        agent_env_session: None,
     };
     let bridge = Bridge::connect(opts, state.mcp.authority.clone(), target)
         .await

@@ -34,6 +34,7 @@
 mod audit;
 mod error;
 mod grants;
+mod links;
 mod pins;
 mod requests;
 pub mod schema;
@@ -51,6 +52,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
+pub use links::{CALL_LINK_TTL_SECS, CallLink, LinkedSession, ProcessId};
 pub use requests::ONCE_GRANT_TTL_SECS;
 pub use sessions::MAX_SESSION_ID;
 pub use trust::{FileId, Integrity};

@@ -164,6 +164,31 @@ ALTER TABLE requests ADD COLUMN deny_standing INTEGER NOT NULL DEFAULT 0
 CREATE INDEX requests_denied ON requests(session, tool) WHERE deny_standing = 1;
 "#,
     },
+    Migration {
+        version: 5,
+        name: "links from an agent's MCP calls to its session, for the MCP bridge",
+        sql: r#"
+-- A hook that leaves an MCP call to the bridge the agent runs for that server
+-- records whose call it is: the agent's process (pid and start time, which
+-- together name one process), the tool, a hash of the arguments, and the
+-- agent's own id of the call where it has one (Claude Code's tool_use_id,
+-- which it also sends the server as `_meta.claudecode/toolUseId`). The bridge
+-- finds its call's session here. A link is used once.
+CREATE TABLE call_links (
+    id           INTEGER PRIMARY KEY,
+    agent_pid    INTEGER NOT NULL,
+    agent_start  INTEGER NOT NULL,
+    tool         TEXT NOT NULL,
+    args_hash    TEXT NOT NULL,
+    call_id      TEXT,
+    session      TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    used_at      INTEGER
+) STRICT;
+CREATE INDEX call_links_process ON call_links(agent_pid, agent_start, tool, args_hash);
+CREATE INDEX call_links_call_id ON call_links(call_id) WHERE call_id IS NOT NULL;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

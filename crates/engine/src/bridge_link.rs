@@ -1,0 +1,131 @@
+//! One judge for an MCP call that goes through the portcullis MCP bridge.
+//!
+//! An agent whose MCP server runs behind `portcullis mcp-bridge` sends each
+//! call of that server through its hook first, then through the bridge. Two
+//! judges would ask twice, spend a `once` grant twice, and judge the call
+//! differently (the hook sees no tool definition, so it reads path arguments
+//! as writes; the bridge reads its pinned `readOnlyHint`). So the hook leaves
+//! such a call to the bridge — unless the configuration denies it outright,
+//! which no grant could lift — and records whose call it is: the bridge
+//! judges it in the agent's session, found through that link.
+
+use portcullis_policy::{Decision, PathFacts, Policy, Reason, ReasonCode, ToolCall, Verdict};
+use portcullis_store::{AuditEvent, AuditKind, AuditVerdict, CallLink, LinkedSession, ProcessId};
+
+use crate::{CallContext, Engine, EngineError, Outcome, SessionStatus, resolve_session};
+
+/// A call the hook found going to a bridge of its own agent.
+#[derive(Clone, Debug)]
+pub struct HandOff {
+    /// The agent's process (the bridge's parent).
+    pub agent: ProcessId,
+    /// The bridge's server name (`--name`).
+    pub bridge: String,
+    /// The call's name as the bridge will judge it: `mcp__{bridge}__{tool}`.
+    pub tool: String,
+    /// The agent's own id of the call, which it sends the server too.
+    pub call_id: Option<String>,
+}
+
+/// The hash both the hook and the bridge take of a call's arguments: of the
+/// JSON value (object keys sorted), so key order and spacing do not matter.
+pub fn args_hash(input: &serde_json::Value) -> String {
+    blake3::hash(input.to_string().as_bytes())
+        .to_hex()
+        .to_string()
+}
+
+impl<F: PathFacts> Engine<F> {
+    /// Leaves `call` to the bridge `to` names (entering `sessions` first):
+    /// records the link and audits the hand-off, and answers an allow that
+    /// says who judges. `None` when the configuration denies the call
+    /// outright (a deny rule, a protected path): the hook refuses it itself.
+    #[allow(clippy::too_many_arguments)]
+    pub fn leave_to_bridge(
+        &self,
+        sessions: &[portcullis_store::NewSession],
+        policy: &Policy,
+        facts: &F,
+        call: &ToolCall,
+        ctx: &CallContext,
+        to: &HandOff,
+        now: i64,
+    ) -> Result<Option<Outcome>, EngineError> {
+        let pure = portcullis_policy::decide(call, policy, facts);
+        let refused_for_good = pure.decision == Verdict::Deny
+            && !pure
+                .reasons
+                .iter()
+                .any(|r| r.verdict != Verdict::Allow && r.code.approvable_in_call(r.verdict));
+        if refused_for_good {
+            return Ok(None);
+        }
+        for s in sessions {
+            self.enter_session(s)?;
+        }
+        let session = resolve_session(&ctx.sources)?;
+        let store = self.stored("leaving a call to the MCP bridge")?;
+        if let Some(session) = &session {
+            store.add_call_link(
+                &CallLink {
+                    agent: to.agent,
+                    tool: to.tool.clone(),
+                    args_hash: args_hash(&call.input),
+                    call_id: to.call_id.clone(),
+                    session: session.clone(),
+                },
+                now,
+            )?;
+        }
+        let reason = Reason {
+            code: ReasonCode::LeftToBridge,
+            message: format!(
+                "left to the portcullis MCP bridge `{}` this agent runs, which judges the call as `{}`",
+                to.bridge, to.tool
+            ),
+            rule: None,
+            effect: None,
+            verdict: Verdict::Allow,
+        };
+        let event = AuditEvent {
+            kind: AuditKind::Decision,
+            session: session.clone(),
+            tool: Some(call.tool.name.clone()),
+            verdict: Some(AuditVerdict::Allow),
+            detail: serde_json::json!({
+                "origin": call.tool.origin.as_str(),
+                "reasons": [ReasonCode::LeftToBridge.as_str()],
+                "left_to": format!("mcp-bridge:{}", to.bridge),
+                "linked": session.is_some(),
+            }),
+        };
+        let audit = store.append_audit(&event, now)?;
+        Ok(Some(Outcome {
+            decision: Decision {
+                decision: Verdict::Allow,
+                reasons: vec![reason.clone()],
+                effects: pure.effects,
+                judgements: vec![reason],
+                confine: None,
+            },
+            session,
+            session_status: SessionStatus::None,
+            grants_used: Vec::new(),
+            request: None,
+            audit_id: Some(audit.id),
+        }))
+    }
+
+    /// The session the agent's hook linked to this MCP call (used up).
+    pub fn linked_session(
+        &self,
+        agent: ProcessId,
+        tool: &str,
+        input: &serde_json::Value,
+        call_id: Option<&str>,
+        now: i64,
+    ) -> Result<LinkedSession, EngineError> {
+        let store = self.stored("finding the session of an MCP call")?;
+        Ok(store.take_call_link(agent, tool, &args_hash(input), call_id, now)?)
+    }
+}
