@@ -397,3 +397,279 @@ fn a_persons_denial_message_reaches_claude_code_on_its_retry() {
         "a standing denial asks nobody again: {pending}"
     );
 }
+
+/// `claude -p PROMPT` (resuming `resume` if given) with the MCP servers of
+/// `mcp_config` only.
+fn claude_with_mcp(
+    world: &World,
+    bin: &Path,
+    project: &Path,
+    server: &ModelServer,
+    mcp_config: &Path,
+    resume: Option<&str>,
+    name: &str,
+) -> (Ran, Value) {
+    let mut cmd = world.agent(bin, project);
+    let prompt = if resume.is_some() {
+        RETRY_PROMPT
+    } else {
+        "Run the scripted command."
+    };
+    cmd.args([
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--strict-mcp-config",
+        "--mcp-config",
+    ])
+    .arg(mcp_config);
+    if let Some(session) = resume {
+        cmd.args(["--resume", session]);
+    }
+    cmd.env("TERM", "dumb")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+    let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
+    let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
+    (ran, result)
+}
+
+/// The text of the tool result `id` the model received.
+fn result_text(server: &ModelServer, id: &str) -> String {
+    server
+        .message_requests()
+        .iter()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|b| b["tool_use_id"] == id)
+        .map(|r| tool_result_text(&r))
+        .unwrap_or_default()
+}
+
+/// The seed's Downloads case through the real MCP bridge (issue 17), with
+/// Claude Code's hook installed too: `@modelcontextprotocol/server-filesystem`
+/// behind `portcullis mcp-bridge`, `~/Downloads/report.txt` outside the
+/// workspace. The hook leaves each `mcp__fs__*` call to the bridge its
+/// Claude Code runs and links it to Claude's session, so there is one judge,
+/// one session and one request per call:
+/// - the read is refused with one permission request, in Claude's session;
+/// - a person allows `Read(~/Downloads/**)` for that session;
+/// - the retry in the same Claude session (`--resume`) reads the file, and
+///   its content reaches the model;
+/// - a write into `~/Downloads` stays refused, and so does a symlink in
+///   Downloads that points elsewhere;
+/// - a second Claude session does not inherit the grant;
+/// - the audit log has the hook's hand-offs and the bridge's decisions under
+///   the one session id.
+#[test]
+fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
+    let (bin, version) = agent_bin("Claude Code", "claude");
+    eprintln!("Claude Code {version} at {}", bin.display());
+    let world = World::new(
+        "claude-e2e-bridge",
+        // The README's example: the read tool allowed by name.
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n\
+         [agents.claude-code]\non_ask = \"notify\"\n",
+    );
+    let project = world.protected_project(
+        "project",
+        "claude-code",
+        ".claude/settings.json",
+        "hook claude-code",
+    );
+    let downloads = world.home.join("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let report = downloads.join("report.txt");
+    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
+    let elsewhere = world.scratch.dir("elsewhere");
+    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
+    let link = downloads.join("notes.txt");
+    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
+    let fs_server = harness::repo_root()
+        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(
+        fs_server.exists(),
+        "npm ci --prefix e2e: {}",
+        fs_server.display()
+    );
+    // The filesystem server may read all three folders itself: what stops
+    // the agent is portcullis.
+    let mcp_config = world.scratch.join("mcp.json");
+    std::fs::write(
+        &mcp_config,
+        json!({"mcpServers": {"fs": {
+            "command": harness::portcullis(),
+            "args": ["mcp-bridge", "--name", "fs", "--", "node", fs_server,
+                     project, downloads, elsewhere],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let read =
+        |path: &Path| model_server::tool_call("mcp__fs__read_text_file", &json!({"path": path}));
+    let portcullis = |args: &[&str]| {
+        std::process::Command::new(harness::portcullis())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&world.data)
+            .env("HOME", &world.home)
+            .output()
+            .expect("run portcullis")
+    };
+    let pending = || -> Vec<Value> {
+        let listed = portcullis(&["requests", "list", "--json"]);
+        serde_json::from_slice::<Value>(&listed.stdout)
+            .unwrap()
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+
+    // 1. The read is refused with one request, in Claude's own session.
+    let server = ModelServer::start(&read(&report));
+    let (ran, result) =
+        claude_with_mcp(&world, &bin, &project, &server, &mcp_config, None, "first");
+    let ctx = context("the first read", &ran, &server);
+    eprintln!("{ctx}");
+    let session = session_id(&result, &ctx);
+    let text = result_text(&server, TOOL_USE_ID);
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "the first read was not refused with a request: {text}\n{ctx}"
+    );
+    let requests = pending();
+    let ours: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["session"] == session.as_str())
+        .collect();
+    assert_eq!(
+        ours.len(),
+        1,
+        "one request per call, in Claude's session {session}: {requests:?}\n{ctx}"
+    );
+    assert_eq!(
+        requests.len(),
+        1,
+        "no request outside the session: {requests:?}"
+    );
+    let id = ours[0]["id"].as_i64().unwrap();
+
+    // 2. A person allows reading Downloads for this session.
+    let out = portcullis(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "session",
+        "--rule",
+        "Read(~/Downloads/**)",
+        &id.to_string(),
+    ]);
+    assert!(out.status.success(), "resolve: {out:?}");
+
+    // 3. The retry in the same Claude session reads the file.
+    let server = ModelServer::start(&read(&report));
+    let (ran, _) = claude_with_mcp(
+        &world,
+        &bin,
+        &project,
+        &server,
+        &mcp_config,
+        Some(&session),
+        "retry",
+    );
+    let ctx = context("the retry", &ran, &server);
+    eprintln!("{ctx}");
+    let text = result_text(&server, RETRY_TOOL_USE_ID);
+    assert!(
+        text.contains("quarterly numbers: 42"),
+        "the file's content did not reach the model: {text}\n{ctx}"
+    );
+
+    // 4. A write into Downloads stays refused.
+    let written = downloads.join("new.txt");
+    let server = ModelServer::start(&model_server::tool_call(
+        "mcp__fs__write_file",
+        &json!({"path": written, "content": "from the agent\n"}),
+    ));
+    let (ran, _) = claude_with_mcp(
+        &world,
+        &bin,
+        &project,
+        &server,
+        &mcp_config,
+        Some(&session),
+        "write",
+    );
+    let ctx = context("the write", &ran, &server);
+    eprintln!("{ctx}");
+    let text = result_text(&server, &format!("{RETRY_TOOL_USE_ID}_2"));
+    assert!(
+        text.contains("portcullis refused") && !written.exists(),
+        "a write into Downloads was not refused: {text}\n{ctx}"
+    );
+
+    // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
+    let server = ModelServer::start(&read(&link));
+    let (ran, _) = claude_with_mcp(
+        &world,
+        &bin,
+        &project,
+        &server,
+        &mcp_config,
+        Some(&session),
+        "symlink",
+    );
+    let ctx = context("the symlink", &ran, &server);
+    eprintln!("{ctx}");
+    let text = result_text(&server, &format!("{RETRY_TOOL_USE_ID}_3"));
+    assert!(
+        text.contains("portcullis refused") && !text.contains("secret plan"),
+        "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
+    );
+
+    // 6. A second session does not inherit the grant.
+    let server = ModelServer::start(&read(&report));
+    let (ran, result) =
+        claude_with_mcp(&world, &bin, &project, &server, &mcp_config, None, "second");
+    let ctx = context("a second session", &ran, &server);
+    eprintln!("{ctx}");
+    let second = session_id(&result, &ctx);
+    assert_ne!(second, session);
+    let text = result_text(&server, TOOL_USE_ID);
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "a second session read Downloads: {text}\n{ctx}"
+    );
+    assert!(
+        pending().iter().any(|r| r["session"] == second.as_str()),
+        "the second session's request is in its own session"
+    );
+
+    // The hook's hand-offs and the bridge's decisions, under one session.
+    let audit = world.audit();
+    let dump: Vec<String> = audit.iter().map(Value::to_string).collect();
+    let ours: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["event"]["session"] == session.as_str())
+        .collect();
+    assert!(
+        ours.iter().any(|r| r["event"]["detail"]["reasons"]
+            .to_string()
+            .contains("left-to-bridge")),
+        "no hand-off by the hook in session {session}:\n{}",
+        dump.join("\n")
+    );
+    assert!(
+        ours.iter()
+            .any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
+                && r["event"]["detail"]["origin"] == "mcp"
+                && r["event"]["verdict"] == "allow"),
+        "no allowed bridge decision in session {session}:\n{}",
+        dump.join("\n")
+    );
+}

@@ -494,6 +494,11 @@ pub(crate) fn request_for(
             } else {
                 suggested_rules(d, call, table, facts)
             },
+            manifest: call
+                .tool
+                .manifest
+                .as_ref()
+                .and_then(|m| serde_json::to_value(m).ok()),
         },
         reason,
         eligible: true,

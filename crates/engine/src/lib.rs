@@ -351,6 +351,7 @@ impl<F: PathFacts> Engine<F> {
             table,
             cwd,
             effects,
+            manifest,
             ..
         } = &request.target
         else {
@@ -372,7 +373,12 @@ impl<F: PathFacts> Engine<F> {
                 name: request.tool.clone(),
                 origin: origin.parse().unwrap_or_default(),
                 server: server.clone(),
-                manifest: None,
+                // Judged again as the front door judged it (a manifest that
+                // no longer reads is dropped: the call is then judged with
+                // zero trust, which only tightens).
+                manifest: manifest
+                    .clone()
+                    .and_then(|m| serde_json::from_value(m).ok()),
             },
             input: input.clone(),
             cwd: cwd.clone(),

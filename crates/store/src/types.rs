@@ -231,6 +231,11 @@ pub enum GrantTarget {
         /// the request was raised.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         rules: Vec<String>,
+        /// What the front door knew of the tool when it was judged (the MCP
+        /// bridge: the pinned definition's hints, as a policy `Manifest`), so
+        /// that it is judged again the same way.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        manifest: Option<serde_json::Value>,
     },
 }
 

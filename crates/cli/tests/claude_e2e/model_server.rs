@@ -295,27 +295,57 @@ enum Block {
     Text(String),
     /// A call of the shell tool (`Bash` in Claude Code, `bash` in pi) with a command.
     Shell {
-        id: &'static str,
+        id: String,
         tool: String,
         command: String,
     },
 }
 
-/// Whether the last user message asks for the scripted call again (and its
-/// retry has not been answered yet).
-fn asks_again(body: &Value) -> bool {
-    let content = last_user_content(body);
-    let retried = tool_results(body)
-        .iter()
-        .any(|r| r["tool_use_id"] == RETRY_TOOL_USE_ID);
-    let asks = match content {
+/// The id of the scripted retry the last user message asks for
+/// ([`RETRY_PROMPT`]), when its answer has not come back yet: the first
+/// retry is [`RETRY_TOOL_USE_ID`], later ones (a session resumed again)
+/// `…_2`, `…_3`.
+fn retry_id(body: &Value) -> Option<String> {
+    let asks_in = |content: &Value| match content {
         Value::String(t) => t.contains(RETRY_PROMPT),
         Value::Array(blocks) => blocks.iter().any(|b| {
             b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.contains(RETRY_PROMPT))
         }),
         _ => false,
     };
-    asks && !retried
+    if !asks_in(last_user_content(body)) {
+        return None;
+    }
+    // Every ask counts, wherever it stands (a resumed session may merge
+    // user messages into one).
+    let asks_count = |content: &Value| match content {
+        Value::String(t) => t.matches(RETRY_PROMPT).count(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .map(|t| t.matches(RETRY_PROMPT).count())
+            .sum(),
+        _ => 0,
+    };
+    let asked: usize = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "user")
+                .map(|m| asks_count(&m["content"]))
+                .sum()
+        })
+        .unwrap_or(1);
+    let id = if asked <= 1 {
+        RETRY_TOOL_USE_ID.to_string()
+    } else {
+        format!("{RETRY_TOOL_USE_ID}_{asked}")
+    };
+    let answered = tool_results(body)
+        .iter()
+        .any(|r| r["tool_use_id"] == id.as_str());
+    (!answered).then_some(id)
 }
 
 /// The scripted answer to a `/v1/messages` request.
@@ -324,14 +354,19 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
         .as_str()
         .unwrap_or("claude-scripted")
         .to_string();
-    let shell_tool = tool_names(body)
-        .into_iter()
-        .find(|t| t == "Bash" || t == "bash");
-    let (blocks, stop, answer) = if let Some(tool) = shell_tool.clone().filter(|_| asks_again(body))
-    {
+    // A scripted tool call names its tool; else the shell tool offered.
+    // (Only in the agent's own turns, which offer tools: not side queries.)
+    let shell_tool = match scripted_tool(command) {
+        Some((name, _)) => Some(name).filter(|_| !tool_names(body).is_empty()),
+        None => tool_names(body)
+            .into_iter()
+            .find(|t| t == "Bash" || t == "bash"),
+    };
+    let retry = retry_id(body);
+    let (blocks, stop, answer) = if let (Some(tool), Some(id)) = (shell_tool.clone(), retry) {
         (
             vec![Block::Shell {
-                id: RETRY_TOOL_USE_ID,
+                id,
                 tool,
                 command: command.to_string(),
             }],
@@ -347,7 +382,7 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
     } else if let Some(tool) = shell_tool {
         (
             vec![Block::Shell {
-                id: TOOL_USE_ID,
+                id: TOOL_USE_ID.to_string(),
                 tool,
                 command: command.to_string(),
             }],
@@ -492,7 +527,24 @@ pub fn last_input_item(body: &Value) -> &Value {
 }
 
 fn tool_input(command: &str) -> Value {
-    json!({"command": command, "description": "Run the scripted command"})
+    match scripted_tool(command) {
+        Some((_, input)) => input,
+        None => json!({"command": command, "description": "Run the scripted command"}),
+    }
+}
+
+/// A scripted call of a tool other than the shell: [`ModelServer::start`]
+/// with this text calls tool `name` (an MCP tool, say) with `input`.
+#[allow(dead_code)] // the suites that script shell commands only
+pub fn tool_call(name: &str, input: &Value) -> String {
+    format!("@tool {name} {input}")
+}
+
+/// The tool and input of a [`tool_call`] text.
+fn scripted_tool(command: &str) -> Option<(String, Value)> {
+    let rest = command.strip_prefix("@tool ")?;
+    let (name, input) = rest.split_once(' ')?;
+    Some((name.to_string(), serde_json::from_str(input).ok()?))
 }
 
 fn whole_message(model: &str, blocks: &[Block], stop: &str) -> Value {
