@@ -215,6 +215,9 @@ fn default_on_ask(agent: Agent) -> OnAsk {
 /// Judges one hook call. `sources` gives the configuration files read for
 /// the call's (canonical) directory; `open` makes the authority that
 /// decides under the policy built from them.
+// What the hook's process knows (its environment, its pid, its deadline) next
+// to what the call says: each one a separate fact, none worth a struct.
+#[allow(clippy::too_many_arguments)]
 pub fn judge<A: Authority>(
     agent: Agent,
     payload: &[u8],

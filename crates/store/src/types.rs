@@ -176,6 +176,9 @@ impl Resolution {
 /// `{"kind":"call","call":"…","cwd":"/p","effects":[…]}`. The store does not interpret
 /// it beyond checking that a path is absolute and a pattern or name not empty;
 /// matching is the engine's.
+// A whole call is much larger than a path or a name; a target is read and
+// written a few at a time (a request, a grant), so the size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum GrantTarget {
