@@ -27,10 +27,11 @@ pub struct HandOff {
     pub call_id: Option<String>,
 }
 
-/// The hash both the hook and the bridge take of a call's arguments: of the
-/// JSON value (object keys sorted), so key order and spacing do not matter.
+/// The hash both the hook and the bridge take of a call's arguments: of
+/// their canonical JSON (keys sorted at every level; serde_json keeps the
+/// order keys came in), so key order and spacing do not matter.
 pub fn args_hash(input: &serde_json::Value) -> String {
-    blake3::hash(input.to_string().as_bytes())
+    blake3::hash(crate::pins::canonical(input).as_bytes())
         .to_hex()
         .to_string()
 }
@@ -127,5 +128,20 @@ impl<F: PathFacts> Engine<F> {
     ) -> Result<LinkedSession, EngineError> {
         let store = self.stored("finding the session of an MCP call")?;
         Ok(store.take_call_link(agent, tool, &args_hash(input), call_id, now)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arguments_hash_ignores_key_order_and_nothing_else() {
+        let v = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
+        let a = v(r#"{"path":"/a","opts":{"x":1,"y":2}}"#);
+        let b = v(r#"{"opts":{"y":2,"x":1},"path":"/a"}"#);
+        let c = v(r#"{"path":"/b","opts":{"x":1,"y":2}}"#);
+        assert_eq!(args_hash(&a), args_hash(&b));
+        assert_ne!(args_hash(&a), args_hash(&c));
     }
 }
