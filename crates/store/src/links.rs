@@ -79,31 +79,20 @@ impl Store {
         call_id: Option<&str>,
         now: i64,
     ) -> Result<LinkedSession> {
-        let tx = self.immediate("lock the database to find a call's link")?;
-        let since = now - CALL_LINK_TTL_SECS;
-        let rows: Vec<(i64, String)> = {
-            let (sql, id_or_hash) = match call_id {
-                Some(id) => (
-                    "SELECT id, session FROM call_links
-                     WHERE agent_pid = ?1 AND agent_start = ?2 AND tool = ?3 AND call_id = ?4
-                       AND used_at IS NULL AND created_at >= ?5 ORDER BY id",
-                    id,
-                ),
-                None => (
-                    "SELECT id, session FROM call_links
-                     WHERE agent_pid = ?1 AND agent_start = ?2 AND tool = ?3 AND args_hash = ?4
-                       AND used_at IS NULL AND created_at >= ?5 ORDER BY id",
-                    args_hash,
-                ),
-            };
-            let mut stmt = tx.prepare(sql).map_err(self.sql("find a call's link"))?;
-            stmt.query_map(
-                params![agent.pid, agent.start, tool, id_or_hash, since],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.sql("read a call's links"))?
+        let key = LinkKey {
+            agent,
+            tool,
+            by: call_id.unwrap_or(args_hash),
+            by_call_id: call_id.is_some(),
+            since: now - CALL_LINK_TTL_SECS,
         };
+        // Read first: a bridge whose agent runs no hook (or a call no hook
+        // left to it) takes no write lock.
+        if self.links(&self.conn, &key)?.is_empty() {
+            return Ok(LinkedSession::None);
+        }
+        let tx = self.immediate("lock the database to use a call's link")?;
+        let rows = self.links(&tx, &key)?;
         let mut sessions: Vec<String> = rows.iter().map(|(_, s)| s.clone()).collect();
         sessions.sort();
         sessions.dedup();
@@ -122,6 +111,39 @@ impl Store {
         tx.commit().map_err(self.sql("commit a call link's use"))?;
         Ok(found)
     }
+
+    /// The unused links of one call, oldest first: `(id, session)`.
+    fn links(&self, conn: &rusqlite::Connection, key: &LinkKey<'_>) -> Result<Vec<(i64, String)>> {
+        let column = if key.by_call_id {
+            "call_id"
+        } else {
+            "args_hash"
+        };
+        let sql = format!(
+            "SELECT id, session FROM call_links
+             WHERE agent_pid = ?1 AND agent_start = ?2 AND tool = ?3 AND {column} = ?4
+               AND used_at IS NULL AND created_at >= ?5 ORDER BY id"
+        );
+        conn.prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_map(
+                    params![key.agent.pid, key.agent.start, key.tool, key.by, key.since],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(self.sql("read a call's links"))
+    }
+}
+
+/// Which links belong to one call.
+struct LinkKey<'a> {
+    agent: ProcessId,
+    tool: &'a str,
+    /// The agent's call id, or the arguments' hash.
+    by: &'a str,
+    by_call_id: bool,
+    since: i64,
 }
 
 #[cfg(test)]
