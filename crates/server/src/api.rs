@@ -376,9 +376,7 @@ pub(crate) async fn resolve_request(
     Ok(Json(json!({"request": request, "grant": grant})).into_response())
 }
 
-/// Resolves request `id` with a person's rule: the call judged again under
-/// its directory's configuration on the decision thread, the rule checked to
-/// cover it there.
+/// Resolves request `id` with a person's rule ([`AppState::resolve_with_rule`]).
 pub(crate) async fn resolve_with_rule(
     state: &AppState,
     id: i64,
@@ -388,51 +386,22 @@ pub(crate) async fn resolve_with_rule(
     approver: String,
     now: i64,
 ) -> AppResult<Response> {
-    let cwd = state
-        .with_store(move |s| s.request(id))
-        .await??
-        .map(|r| match r.target {
-            portcullis_store::GrantTarget::Call { cwd, .. } => Some(cwd),
-            _ => None,
-        })
-        .ok_or_else(|| ApiError::not_found(format!("no request #{id}")))?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "rule-not-covering",
-                format!("request #{id} does not name a whole call: approve it as it is"),
-            )
-        })?;
-    let judge = state
-        .judge(&cwd)
+    use crate::RuleError;
+    match state
+        .resolve_with_rule(id, how, rule, save, approver, now)
         .await
-        .map_err(|why| ApiError::internal(format!("configuration error: {why}")))?;
-    let save = save
-        .map(|place| state.save_to(&place, &cwd, &judge))
-        .transpose()
-        .map_err(|why| ApiError::bad_request("bad-save", why))?;
-    let resolved = state
-        .decider
-        .with_engine(move |e| {
-            let choice = portcullis_engine::RuleChoice {
-                rule: &rule,
-                save: save.as_ref(),
-                approver: &approver,
-                now,
-            };
-            e.resolve_with_rule(id, how, &choice, &judge.policy, &judge.facts)
-        })
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    match resolved {
-        Ok((request, grant)) => {
+    {
+        Ok((request, grant, _)) => {
             Ok(Json(json!({"request": request, "grant": grant})).into_response())
         }
-        Err(refused) => Err(ApiError::new(
+        Err(RuleError::NotFound(why)) => Err(ApiError::not_found(why)),
+        Err(RuleError::Refused(why)) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "rule-not-covering",
-            refused.to_string(),
+            why,
         )),
+        Err(RuleError::BadSave(why)) => Err(ApiError::bad_request("bad-save", why)),
+        Err(RuleError::Internal(why)) => Err(ApiError::internal(why)),
     }
 }
 

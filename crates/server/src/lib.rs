@@ -208,6 +208,80 @@ impl AppState {
     }
 }
 
+/// Why a person's rule could not resolve a request; each front door words
+/// it its own way (an HTTP status, a message on the page).
+pub(crate) enum RuleError {
+    /// There is no such request.
+    NotFound(String),
+    /// The request names no whole call, or the rule does not cover it.
+    Refused(String),
+    /// `save` is neither `user` nor `project`, or names no project.
+    BadSave(String),
+    /// The configuration or the engine failed.
+    Internal(String),
+}
+
+impl AppState {
+    /// Resolves request `id` with a person's rule: the call judged again
+    /// under its directory's configuration on the decision thread, the rule
+    /// checked to cover it there (and saved where `save` says). Answers the
+    /// request, its grant and where the rule was saved.
+    pub(crate) async fn resolve_with_rule(
+        &self,
+        id: i64,
+        how: portcullis_store::Resolution,
+        rule: String,
+        save: Option<String>,
+        approver: String,
+        now: i64,
+    ) -> Result<
+        (
+            portcullis_store::Request,
+            Option<portcullis_store::Grant>,
+            Option<String>,
+        ),
+        RuleError,
+    > {
+        let request = self
+            .with_store(move |s| s.request(id))
+            .await
+            .map_err(|e| RuleError::Internal(e.message))?
+            .map_err(|e| RuleError::Internal(e.to_string()))?
+            .ok_or_else(|| RuleError::NotFound(format!("no request #{id}")))?;
+        let portcullis_store::GrantTarget::Call { cwd, .. } = request.target else {
+            return Err(RuleError::Refused(format!(
+                "request #{id} does not name a whole call: approve it as it is"
+            )));
+        };
+        let judge = self
+            .judge(&cwd)
+            .await
+            .map_err(|why| RuleError::Internal(format!("configuration error: {why}")))?;
+        let save = save
+            .map(|place| self.save_to(&place, &cwd, &judge))
+            .transpose()
+            .map_err(RuleError::BadSave)?;
+        let saved_to = save.as_ref().map(|s| s.path.display().to_string());
+        let resolved = self
+            .decider
+            .with_engine(move |e| {
+                let choice = portcullis_engine::RuleChoice {
+                    rule: &rule,
+                    save: save.as_ref(),
+                    approver: &approver,
+                    now,
+                };
+                e.resolve_with_rule(id, how, &choice, &judge.policy, &judge.facts)
+            })
+            .await
+            .map_err(|e| RuleError::Internal(e.to_string()))?;
+        match resolved {
+            Ok((request, grant)) => Ok((request, grant, saved_to)),
+            Err(refused) => Err(RuleError::Refused(refused.to_string())),
+        }
+    }
+}
+
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {

@@ -929,8 +929,7 @@ pub(crate) async fn resolve_form(
     }
 }
 
-/// A card allowed with one of its rules: the engine checks it covers the
-/// call under the configuration of the call's directory, then grants it.
+/// A card allowed with one of its rules ([`AppState::resolve_with_rule`]).
 async fn resolve_form_with_rule(
     state: &AppState,
     id: i64,
@@ -939,41 +938,12 @@ async fn resolve_form_with_rule(
     save: Option<String>,
     now: i64,
 ) -> Response {
-    let cwd = match state.with_store(move |s| s.request(id)).await {
-        Ok(Ok(Some(r))) => match r.target {
-            GrantTarget::Call { cwd, .. } => cwd,
-            _ => return back("/", Err(format!("Request #{id} names no whole call."))),
-        },
-        Ok(Ok(None)) => return back("/", Err(format!("No request #{id}."))),
-        Ok(Err(e)) => return back("/", Err(e.to_string())),
-        Err(e) => return e.into_response(),
-    };
-    let judge = match state.judge(&cwd).await {
-        Ok(j) => j,
-        Err(why) => return back("/", Err(format!("configuration error: {why}"))),
-    };
-    let save = match save
-        .map(|place| state.save_to(&place, &cwd, &judge))
-        .transpose()
+    use crate::RuleError;
+    match state
+        .resolve_with_rule(id, how, rule, save, "ui".into(), now)
+        .await
     {
-        Ok(s) => s,
-        Err(why) => return back("/", Err(why)),
-    };
-    let saved_to = save.as_ref().map(|s| s.path.display().to_string());
-    let resolved = state
-        .decider
-        .with_engine(move |e| {
-            let choice = portcullis_engine::RuleChoice {
-                rule: &rule,
-                save: save.as_ref(),
-                approver: "ui",
-                now,
-            };
-            e.resolve_with_rule(id, how, &choice, &judge.policy, &judge.facts)
-        })
-        .await;
-    match resolved {
-        Ok(Ok((_, Some(g)))) => back(
+        Ok((_, Some(g), saved_to)) => back(
             "/",
             Ok(format!(
                 "Request #{id} allowed ({}) with the rule {}: grant #{}{}. The agent may retry.",
@@ -985,9 +955,13 @@ async fn resolve_form_with_rule(
                     .unwrap_or_default()
             )),
         ),
-        Ok(Ok((_, None))) => back("/", Ok(format!("Request #{id} denied."))),
-        Ok(Err(refused)) => back("/", Err(refused.to_string())),
-        Err(e) => back("/", Err(e.to_string())),
+        Ok((_, None, _)) => back("/", Ok(format!("Request #{id} denied."))),
+        Err(
+            RuleError::NotFound(why)
+            | RuleError::Refused(why)
+            | RuleError::BadSave(why)
+            | RuleError::Internal(why),
+        ) => back("/", Err(why)),
     }
 }
 
