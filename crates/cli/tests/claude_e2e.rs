@@ -51,19 +51,24 @@ fn claude(
     name: &str,
 ) -> (Ran, Value) {
     let mut cmd = world.agent(bin, project);
-    cmd.args(["-p", "Run the scripted command.", "--output-format", "json"])
-        .env("TERM", "dumb")
+    cmd.args(["-p", "Run the scripted command.", "--output-format", "json"]);
+    offline(&mut cmd, server);
+    let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
+    let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
+    (ran, result)
+}
+
+/// A `claude -p` run against the scripted `server`: offline and
+/// non-interactive (no updater, telemetry or error reports).
+fn offline(cmd: &mut std::process::Command, server: &ModelServer) {
+    cmd.env("TERM", "dumb")
         .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "test")
-        // Offline and non-interactive: no updater, telemetry or error reports.
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
-    let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
-    let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
-    (ran, result)
 }
 
 fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
@@ -363,15 +368,8 @@ fn a_persons_denial_message_reaches_claude_code_on_its_retry() {
         &session,
         "--output-format",
         "json",
-    ])
-    .env("TERM", "dumb")
-    .env("ANTHROPIC_BASE_URL", server.url())
-    .env("ANTHROPIC_API_KEY", "test")
-    .env("DISABLE_AUTOUPDATER", "1")
-    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-    .env("DISABLE_TELEMETRY", "1")
-    .env("DISABLE_ERROR_REPORTING", "1")
-    .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+    ]);
+    offline(&mut cmd, &server);
     let ran = world.run(&mut cmd, "retry", CLAUDE_TIMEOUT);
     let ctx = context("the retry in the same session", &ran, &server);
     eprintln!("{ctx}");
@@ -427,14 +425,7 @@ fn claude_with_mcp(
     if let Some(session) = resume {
         cmd.args(["--resume", session]);
     }
-    cmd.env("TERM", "dumb")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1");
+    offline(&mut cmd, server);
     let ran = world.run(&mut cmd, name, CLAUDE_TIMEOUT);
     let result = serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null);
     (ran, result)
@@ -530,14 +521,20 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
             .unwrap_or_default()
     };
 
+    // One Claude run (resuming `resume`) whose model calls `script`: the
+    // text of tool result `id`, Claude's JSON result, and the run's report.
+    let attempt = |script: &str, resume: Option<&str>, name: &str, id: &str| {
+        let server = ModelServer::start(script);
+        let (ran, result) =
+            claude_with_mcp(&world, &bin, &project, &server, &mcp_config, resume, name);
+        let ctx = context(name, &ran, &server);
+        eprintln!("{ctx}");
+        (result_text(&server, id), result, ctx)
+    };
+
     // 1. The read is refused with one request, in Claude's own session.
-    let server = ModelServer::start(&read(&report));
-    let (ran, result) =
-        claude_with_mcp(&world, &bin, &project, &server, &mcp_config, None, "first");
-    let ctx = context("the first read", &ran, &server);
-    eprintln!("{ctx}");
+    let (text, result, ctx) = attempt(&read(&report), None, "the first read", TOOL_USE_ID);
     let session = session_id(&result, &ctx);
-    let text = result_text(&server, TOOL_USE_ID);
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "the first read was not refused with a request: {text}\n{ctx}"
@@ -572,19 +569,12 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
     assert!(out.status.success(), "resolve: {out:?}");
 
     // 3. The retry in the same Claude session reads the file.
-    let server = ModelServer::start(&read(&report));
-    let (ran, _) = claude_with_mcp(
-        &world,
-        &bin,
-        &project,
-        &server,
-        &mcp_config,
+    let (text, _, ctx) = attempt(
+        &read(&report),
         Some(&session),
-        "retry",
+        "the retry",
+        RETRY_TOOL_USE_ID,
     );
-    let ctx = context("the retry", &ran, &server);
-    eprintln!("{ctx}");
-    let text = result_text(&server, RETRY_TOOL_USE_ID);
     assert!(
         text.contains("quarterly numbers: 42"),
         "the file's content did not reach the model: {text}\n{ctx}"
@@ -592,55 +582,29 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
 
     // 4. A write into Downloads stays refused.
     let written = downloads.join("new.txt");
-    let server = ModelServer::start(&model_server::tool_call(
+    let write = model_server::tool_call(
         "mcp__fs__write_file",
         &json!({"path": written, "content": "from the agent\n"}),
-    ));
-    let (ran, _) = claude_with_mcp(
-        &world,
-        &bin,
-        &project,
-        &server,
-        &mcp_config,
-        Some(&session),
-        "write",
     );
-    let ctx = context("the write", &ran, &server);
-    eprintln!("{ctx}");
-    let text = result_text(&server, &format!("{RETRY_TOOL_USE_ID}_2"));
+    let second_retry = format!("{RETRY_TOOL_USE_ID}_2");
+    let (text, _, ctx) = attempt(&write, Some(&session), "the write", &second_retry);
     assert!(
         text.contains("portcullis refused") && !written.exists(),
         "a write into Downloads was not refused: {text}\n{ctx}"
     );
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
-    let server = ModelServer::start(&read(&link));
-    let (ran, _) = claude_with_mcp(
-        &world,
-        &bin,
-        &project,
-        &server,
-        &mcp_config,
-        Some(&session),
-        "symlink",
-    );
-    let ctx = context("the symlink", &ran, &server);
-    eprintln!("{ctx}");
-    let text = result_text(&server, &format!("{RETRY_TOOL_USE_ID}_3"));
+    let third_retry = format!("{RETRY_TOOL_USE_ID}_3");
+    let (text, _, ctx) = attempt(&read(&link), Some(&session), "the symlink", &third_retry);
     assert!(
         text.contains("portcullis refused") && !text.contains("secret plan"),
         "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
     );
 
     // 6. A second session does not inherit the grant.
-    let server = ModelServer::start(&read(&report));
-    let (ran, result) =
-        claude_with_mcp(&world, &bin, &project, &server, &mcp_config, None, "second");
-    let ctx = context("a second session", &ran, &server);
-    eprintln!("{ctx}");
+    let (text, result, ctx) = attempt(&read(&report), None, "a second session", TOOL_USE_ID);
     let second = session_id(&result, &ctx);
     assert_ne!(second, session);
-    let text = result_text(&server, TOOL_USE_ID);
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "a second session read Downloads: {text}\n{ctx}"
