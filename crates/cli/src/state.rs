@@ -376,8 +376,8 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                 other => bail!("--scope {other}: expected once, session, device or deny"),
             };
             let at = now();
-            if let Some(rule) = rule {
-                let (r, g) = resolve_with_rule(
+            let (r, g) = match rule {
+                Some(rule) => resolve_with_rule(
                     store,
                     config.as_deref(),
                     *id,
@@ -385,36 +385,34 @@ pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
                     rule,
                     save.as_deref(),
                     at,
-                )?;
-                print(
-                    store,
-                    &serde_json::json!({"request": r, "grant": g}),
-                    || match &g {
-                        Some(g) => format!(
-                            "request #{} approved with the rule {}: grant #{}; the agent may retry\n",
-                            r.id, g.target, g.id
-                        ),
-                        None => format!("request #{} denied\n", r.id),
-                    },
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let denial =
-                portcullis_engine::actions::denial(how, message.as_deref(), lasting.as_deref(), at)
+                )?,
+                None => {
+                    let denial = portcullis_engine::actions::denial(
+                        how,
+                        message.as_deref(),
+                        lasting.as_deref(),
+                        at,
+                    )
                     .map_err(anyhow::Error::msg)?;
-            let s = store.open()?;
-            let (r, g) = portcullis_engine::actions::resolve_request_with(
-                &s,
-                *id,
-                how,
-                denial.as_ref(),
-                &approver(),
-                at,
-            )?;
+                    let s = store.open()?;
+                    portcullis_engine::actions::resolve_request_with(
+                        &s,
+                        *id,
+                        how,
+                        denial.as_ref(),
+                        &approver(),
+                        at,
+                    )?
+                }
+            };
             print(
                 store,
                 &serde_json::json!({"request": r, "grant": g}),
                 || match &g {
+                    Some(g) if rule.is_some() => format!(
+                        "request #{} approved with the rule {}: grant #{}; the agent may retry\n",
+                        r.id, g.target, g.id
+                    ),
                     Some(g) => format!(
                         "request #{} approved: grant #{}; the agent may retry\n",
                         r.id, g.id
