@@ -52,7 +52,7 @@ impl<F: PathFacts> Engine<F> {
         to: &HandOff,
         now: i64,
     ) -> Result<Option<Outcome>, EngineError> {
-        let pure = portcullis_policy::decide(call, policy, facts);
+        let pure = self.policy_decision(policy, facts, call, ctx);
         let refused_for_good = pure.decision == Verdict::Deny
             && !pure
                 .reasons

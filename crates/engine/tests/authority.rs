@@ -10,9 +10,11 @@
 
 use std::time::Duration;
 
-use portcullis_engine::{CallContext, Engine, EngineError, HoldStatus, SessionSources};
-use portcullis_policy::{LexicalFacts, Origin, Policy, ToolCall, ToolRef, Verdict};
-use portcullis_store::{NewSession, PinCheck, Resolution, Store};
+use portcullis_engine::{CallContext, Engine, EngineError, HandOff, HoldStatus, SessionSources};
+use portcullis_policy::{
+    Layer, LayerKind, LexicalFacts, Origin, Policy, ReasonCode, ToolCall, ToolRef, Verdict,
+};
+use portcullis_store::{LinkedSession, NewSession, PinCheck, ProcessId, Resolution, Store};
 use serde_json::json;
 
 fn mcp_call() -> ToolCall {
@@ -158,4 +160,73 @@ fn tool_definitions_are_pinned_and_audited_by_the_engine() {
         .map(|r| r.event.kind.as_str())
         .collect();
     assert_eq!(kinds, ["tool-pinned", "tool-withheld"]);
+}
+
+/// A hook leaves an MCP call to its agent's bridge: an allow that says so,
+/// audited, and a link the bridge finds once; a call the configuration
+/// denies outright stays with the hook and leaves no link.
+#[test]
+fn an_mcp_call_left_to_the_bridge_is_linked_once_and_a_denied_one_stays_with_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let layer = Layer::from_toml(
+        LayerKind::User,
+        "test.toml",
+        "[permissions]\ndeny = [\"mcp__github__delete_issue\"]\n",
+    )
+    .unwrap();
+    let policy = Policy::from_layers(vec![layer]);
+    let engine = Engine::new(Store::open(dir.path()).unwrap(), policy.clone(), facts());
+    let agent = ProcessId { pid: 7, start: 70 };
+    let to = |tool: &str| HandOff {
+        agent,
+        bridge: "github".into(),
+        tool: tool.into(),
+        call_id: None,
+    };
+    let sessions = [NewSession {
+        id: "S".into(),
+        ..Default::default()
+    }];
+    let get = mcp_call();
+    let left = engine
+        .leave_to_bridge(
+            &sessions,
+            &policy,
+            &facts(),
+            &get,
+            &in_session("S"),
+            &to(&get.tool.name),
+            5,
+        )
+        .unwrap()
+        .expect("left to the bridge");
+    assert_eq!(left.decision.decision, Verdict::Allow);
+    assert_eq!(left.decision.reasons[0].code, ReasonCode::LeftToBridge);
+    assert!(left.audit_id.is_some());
+    let find = |tool: &str, now| {
+        engine
+            .linked_session(agent, tool, &json!({"number": 1}), None, now)
+            .unwrap()
+    };
+    assert_eq!(find(&get.tool.name, 6), LinkedSession::One("S".into()));
+    assert_eq!(find(&get.tool.name, 7), LinkedSession::None, "used once");
+
+    let mut delete = mcp_call();
+    delete.tool.name = "mcp__github__delete_issue".into();
+    let kept = engine
+        .leave_to_bridge(
+            &sessions,
+            &policy,
+            &facts(),
+            &delete,
+            &in_session("S"),
+            &to(&delete.tool.name),
+            8,
+        )
+        .unwrap();
+    assert!(
+        kept.is_none(),
+        "a deny rule is the hook's to apply: {kept:?}"
+    );
+    assert_eq!(find(&delete.tool.name, 9), LinkedSession::None);
 }
