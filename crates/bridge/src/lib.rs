@@ -294,6 +294,7 @@ impl<A: Authority> Bridge<A> {
                 dry_run: false,
                 can_confine: false,
                 asked_in_agent: false,
+                agent_link: None,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
@@ -302,6 +303,7 @@ impl<A: Authority> Bridge<A> {
                 dry_run: false,
                 can_confine: false,
                 asked_in_agent: false,
+                agent_link: None,
             },
         }
     }
@@ -397,48 +399,6 @@ impl<A: Authority> Bridge<A> {
             .map(|t| (t.name.to_string(), t.clone()))
             .collect();
         Ok(offered)
-    }
-
-    /// The agent's session for a call on stdio: the one its hook linked to
-    /// this very call (by the agent's call id, Claude Code's
-    /// `_meta.claudecode/toolUseId`, else by tool and arguments), else the
-    /// session in the bridge's environment. Calls alike from several
-    /// sessions are a refusal, never a pick.
-    async fn agent_session(
-        &self,
-        request: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        call: &ToolCall,
-    ) -> Result<Option<String>, String> {
-        let Some(agent) = self.shared.agent else {
-            return Ok(self.shared.agent_env_session.clone());
-        };
-        let call_id = request
-            .meta
-            .as_ref()
-            .and_then(|m| m.0.0.get(CLAUDE_CALL_ID))
-            .or_else(|| context.meta.0.0.get(CLAUDE_CALL_ID))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let (tool, input) = (call.tool.name.clone(), call.input.clone());
-        let found = self
-            .shared
-            .authority
-            .with_engine(move |e| {
-                e.linked_session(agent, &tool, &input, call_id.as_deref(), Self::now())
-            })
-            .await
-            .map_err(|e| {
-                format!("portcullis could not find this call's session and refuses it: {e}")
-            })?;
-        match found {
-            portcullis_store::LinkedSession::One(s) => Ok(Some(s)),
-            portcullis_store::LinkedSession::None => Ok(self.shared.agent_env_session.clone()),
-            portcullis_store::LinkedSession::Several(sessions) => Err(format!(
-                "portcullis refuses this call: the agent made the same call in several sessions at once ({}), and which one this is cannot be told",
-                sessions.join(", ")
-            )),
-        }
     }
 
     fn refusal(text: String, envelope: Value) -> CallToolResponse {
@@ -722,22 +682,31 @@ impl<A: Authority> ServerHandler for Bridge<A> {
         };
         let mut ctx = self.call_context(&context);
         if ctx.token.is_none() && !ctx.require_token {
-            // On stdio: the agent's own session for this very call.
-            match self.agent_session(&request, &context, &call).await {
-                Ok(agent) => ctx.sources.agent = agent,
-                Err(text) => {
-                    return Ok(Self::refusal(
-                        text,
-                        json!({"portcullis": {"decision": "deny", "reason": "session-conflict"}}),
-                    ));
-                }
-            }
+            // On stdio: the agent's own session for this very call, found by
+            // the engine in the decision's own trip.
+            let call_id = request
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.0.get(CLAUDE_CALL_ID))
+                .or_else(|| context.meta.0.0.get(CLAUDE_CALL_ID))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            ctx.agent_link = Some(portcullis_engine::AgentLink {
+                agent: self.shared.agent,
+                call_id,
+                env_session: self.shared.agent_env_session.clone(),
+            });
         }
         let outcome = self
             .shared
             .authority
             .decide(call.clone(), ctx.clone())
             .await;
+        // The link is used up: judging the call again (after a person
+        // answered) names the session it found.
+        if let (Some(_), Ok(o)) = (ctx.agent_link.take(), &outcome) {
+            ctx.sources.agent = o.session.clone();
+        }
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {

@@ -139,6 +139,7 @@ impl Engines {
             dry_run: !proven,
             can_confine: self.can_confine,
             asked_in_agent: false,
+            agent_link: None,
         };
         let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
         let engine = if stateful {

@@ -296,6 +296,7 @@ pub fn judge<A: Authority>(
         // One owner per ask: where the agent asks its person in its own
         // prompt, the approval UI does not ask as well.
         asked_in_agent: on_ask == OnAsk::Agent && hook.can_ask,
+        agent_link: None,
     };
     let now = crate::state::now();
     // An MCP call to a server this very agent runs behind `portcullis

@@ -273,6 +273,7 @@ fn session_grants(
         dry_run: true,
         can_confine: true,
         asked_in_agent: false,
+        agent_link: None,
     };
     let (status, grants) = engine.standing_path_grants(&ctx, crate::state::now())?;
     if status != SessionStatus::Active {

@@ -27,6 +27,20 @@ pub struct HandOff {
     pub call_id: Option<String>,
 }
 
+/// What the MCP bridge knows of the agent behind it, to find a call's
+/// session ([`crate::CallContext::agent_link`]).
+#[derive(Clone, Debug, Default)]
+pub struct AgentLink {
+    /// The agent's process (the bridge's nearest non-shell ancestor).
+    pub agent: Option<ProcessId>,
+    /// The agent's own id of this call (Claude Code's
+    /// `_meta.claudecode/toolUseId`).
+    pub call_id: Option<String>,
+    /// The session the agent put in the bridge's environment when it started
+    /// it: used when no hook linked the call.
+    pub env_session: Option<String>,
+}
+
 /// The hash both the hook and the bridge take of a call's arguments: of
 /// their canonical JSON (keys sorted at every level; serde_json keeps the
 /// order keys came in), so key order and spacing do not matter.
@@ -128,6 +142,33 @@ impl<F: PathFacts> Engine<F> {
     ) -> Result<LinkedSession, EngineError> {
         let store = self.stored("finding the session of an MCP call")?;
         Ok(store.take_call_link(agent, tool, &args_hash(input), call_id, now)?)
+    }
+
+    /// The agent's session for a bridge's call: the one its hook linked to
+    /// this very call, else the agent's environment. Calls alike from
+    /// several sessions are a conflict, never a pick.
+    pub(crate) fn agent_session(
+        &self,
+        call: &ToolCall,
+        link: &AgentLink,
+        now: i64,
+    ) -> Result<Option<String>, EngineError> {
+        let Some(agent) = link.agent else {
+            return Ok(link.env_session.clone());
+        };
+        match self.linked_session(
+            agent,
+            &call.tool.name,
+            &call.input,
+            link.call_id.as_deref(),
+            now,
+        )? {
+            LinkedSession::One(session) => Ok(Some(session)),
+            LinkedSession::None => Ok(link.env_session.clone()),
+            LinkedSession::Several(sessions) => Err(EngineError::SessionConflict {
+                sources: sessions.into_iter().map(|s| ("agent-link", s)).collect(),
+            }),
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use portcullis_store::{
 };
 use serde::Serialize;
 
-pub use bridge_link::{HandOff, args_hash};
+pub use bridge_link::{AgentLink, HandOff, args_hash};
 pub use grants::RuleRefused;
 pub use hold::{HOLD_POLL, Hold, HoldStatus, poll_until_resolved};
 pub use session::{SessionSources, resolve_session};
@@ -73,6 +73,10 @@ pub struct CallContext {
     /// permission dialog): one owner per ask, so no request is raised for the
     /// approval UI as well. The audit row says where it was asked.
     pub asked_in_agent: bool,
+    /// The MCP bridge on stdio: the agent's own session is found, in the
+    /// same trip as the decision, through the link its hook recorded for
+    /// this very call.
+    pub agent_link: Option<AgentLink>,
 }
 
 /// Where a person saves a rule ("always"): a portcullis configuration file,
@@ -461,7 +465,14 @@ impl<F: PathFacts> Engine<F> {
         ctx: &CallContext,
         now: i64,
     ) -> Result<Outcome, EngineError> {
-        let session_id = resolve_session(&ctx.sources)?;
+        let session_id = match &ctx.agent_link {
+            Some(link) => {
+                let mut sources = ctx.sources.clone();
+                sources.agent = self.agent_session(call, link, now)?;
+                resolve_session(&sources)?
+            }
+            None => resolve_session(&ctx.sources)?,
+        };
         let Some(store) = &self.store else {
             if session_id.is_some() {
                 return Err(EngineError::NoStore("deciding a call in a session"));

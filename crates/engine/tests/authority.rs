@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use portcullis_engine::{CallContext, Engine, EngineError, HandOff, HoldStatus, SessionSources};
+use portcullis_engine::{
+    AgentLink, CallContext, Engine, EngineError, HandOff, HoldStatus, SessionSources,
+};
 use portcullis_policy::{
     Layer, LayerKind, LexicalFacts, Origin, Policy, ReasonCode, ToolCall, ToolRef, Verdict,
 };
@@ -203,13 +205,48 @@ fn an_mcp_call_left_to_the_bridge_is_linked_once_and_a_denied_one_stays_with_the
     assert_eq!(left.decision.decision, Verdict::Allow);
     assert_eq!(left.decision.reasons[0].code, ReasonCode::LeftToBridge);
     assert!(left.audit_id.is_some());
+    // The bridge's decision finds the session through the link, once; then
+    // the agent's environment (none here) names it.
+    let bridge = CallContext {
+        agent_link: Some(AgentLink {
+            agent: Some(agent),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let judged = engine.decide(&get, &bridge, 6).unwrap();
+    assert_eq!(judged.session.as_deref(), Some("S"));
+    let judged = engine.decide(&get, &bridge, 7).unwrap();
+    assert_eq!(judged.session, None, "a link is used once");
+    // The same call from two sessions at once: a conflict, never a pick.
+    for session in ["S", "T"] {
+        engine
+            .enter_session(&NewSession {
+                id: session.into(),
+                ..Default::default()
+            })
+            .unwrap();
+        engine
+            .leave_to_bridge(
+                &[],
+                &policy,
+                &facts(),
+                &get,
+                &in_session(session),
+                &to(&get.tool.name),
+                8,
+            )
+            .unwrap();
+    }
+    assert!(matches!(
+        engine.decide(&get, &bridge, 9),
+        Err(EngineError::SessionConflict { .. })
+    ));
     let find = |tool: &str, now| {
         engine
             .linked_session(agent, tool, &json!({"number": 1}), None, now)
             .unwrap()
     };
-    assert_eq!(find(&get.tool.name, 6), LinkedSession::One("S".into()));
-    assert_eq!(find(&get.tool.name, 7), LinkedSession::None, "used once");
 
     let mut delete = mcp_call();
     delete.tool.name = "mcp__github__delete_issue".into();

@@ -145,6 +145,7 @@ async fn run_decide(
         // An HTTP caller runs the call itself: nothing confines it.
         can_confine: false,
         asked_in_agent: false,
+        agent_link: None,
     };
     let call = ToolCall {
         tool: ToolRef {
