@@ -124,10 +124,7 @@ impl Sources {
             .iter()
             .filter(|l| matches!(l.kind, LayerKind::User | LayerKind::Managed))
             .any(|l| {
-                l.trusted_projects.iter().any(|p| {
-                    let p = p.replacen('~', &self.home, usize::from(p.starts_with('~')));
-                    Path::new(&p) == self.root
-                })
+                portcullis_policy::trusts_project(&l.trusted_projects, &self.home, &self.root)
             });
         if trusted {
             layers.extend(self.layer(LayerKind::Project, &self.root.join(".portcullis.toml"))?);

@@ -603,30 +603,10 @@ fn resolve_with_rule(
         .context("loading the configuration of the request's directory")?;
     let facts =
         portcullis_paths::FsPaths::new(&portcullis_paths::Scopes::of(&policy.workspace), &env);
-    let save = match save {
-        None => None,
-        Some("user") => Some(portcullis_engine::SaveTo {
-            path: Path::new(&env.config_dir).join("config.toml"),
-            loaded: true,
-        }),
-        Some("project") => {
-            let Some(root) = facts.project_root(cwd) else {
-                bail!("{cwd} is in no project (no repository above it)");
-            };
-            let loaded = policy.trusted_projects.iter().any(|p| {
-                let p = match p.strip_prefix('~') {
-                    Some(rest) => format!("{}{rest}", env.home),
-                    None => p.clone(),
-                };
-                Path::new(&p) == Path::new(&root)
-            });
-            Some(portcullis_engine::SaveTo {
-                path: Path::new(&root).join(".portcullis.toml"),
-                loaded,
-            })
-        }
-        Some(other) => bail!("--save {other}: expected user or project"),
-    };
+    let save = save
+        .map(|place| portcullis_engine::SaveTo::for_call(place, cwd, &policy, &facts, &env))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let engine = portcullis_engine::Engine::new(s, policy, facts);
     let by = approver();
     let choice = portcullis_engine::RuleChoice {

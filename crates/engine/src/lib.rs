@@ -88,6 +88,41 @@ pub struct SaveTo {
     pub loaded: bool,
 }
 
+impl SaveTo {
+    /// Where "always" saves a rule for a call made in `cwd`: `user` (this
+    /// user's configuration) or `project` (the project's `.portcullis.toml`,
+    /// loaded only when `policy` trusts the project).
+    pub fn for_call(
+        place: &str,
+        cwd: &str,
+        policy: &Policy,
+        facts: &portcullis_paths::FsPaths,
+        env: &portcullis_paths::Environment,
+    ) -> Result<SaveTo, String> {
+        match place {
+            "user" => Ok(SaveTo {
+                path: std::path::Path::new(&env.config_dir).join("config.toml"),
+                loaded: true,
+            }),
+            "project" => {
+                let root = facts
+                    .project_root(cwd)
+                    .ok_or_else(|| format!("{cwd} is in no project (no repository above it)"))?;
+                let root = std::path::Path::new(&root);
+                Ok(SaveTo {
+                    path: root.join(".portcullis.toml"),
+                    loaded: portcullis_policy::trusts_project(
+                        &policy.trusted_projects,
+                        &env.home,
+                        root,
+                    ),
+                })
+            }
+            other => Err(format!("save `{other}`: expected user or project")),
+        }
+    }
+}
+
 /// A person's rule for a request: the rule, where to save it ("always"),
 /// who chose it and when.
 #[derive(Clone, Copy, Debug)]

@@ -592,6 +592,15 @@ pub struct Policy {
 /// The approval server's default address.
 pub const DEFAULT_SERVER_ADDR: &str = "127.0.0.1:7878";
 
+/// Whether a `trusted_projects` list names the project at `root`: each
+/// entry a path, a leading `~` standing for `home`.
+pub fn trusts_project(trusted: &[String], home: &str, root: &std::path::Path) -> bool {
+    trusted.iter().any(|p| {
+        let p = p.replacen('~', home, usize::from(p.starts_with('~')));
+        std::path::Path::new(&p) == root
+    })
+}
+
 impl Policy {
     /// The approval server's port, from [`Policy::server_addr`].
     pub fn server_port(&self) -> Option<u16> {
@@ -991,5 +1000,21 @@ filesystem = "none"
         let l = Layer::from_claude_settings(".claude/settings.json", text).unwrap();
         assert_eq!(l.rules.len(), 2);
         assert!(Layer::from_claude_settings("s.json", "{").is_err());
+    }
+
+    #[test]
+    fn trusted_projects_name_a_root_with_a_leading_tilde_for_home() {
+        let list = vec!["~/proj".to_string(), "/srv/app".to_string()];
+        let root = |p: &str| std::path::PathBuf::from(p);
+        assert!(trusts_project(&list, "/home/u", &root("/home/u/proj")));
+        assert!(trusts_project(&list, "/home/u", &root("/srv/app")));
+        assert!(!trusts_project(&list, "/home/u", &root("/home/u/proj/sub")));
+        assert!(!trusts_project(&list, "/home/v", &root("/home/u/proj")));
+        // A `~` that does not lead is a name like any other.
+        assert!(!trusts_project(
+            &["/a/~/b".into()],
+            "/home/u",
+            &root("/a/home/u/b")
+        ));
     }
 }

@@ -27,6 +27,7 @@ pub mod tool_fields;
 
 pub use config::{
     AgentSettings, ConfineMode, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,
+    trusts_project,
 };
 pub use decide::{Confine, Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;

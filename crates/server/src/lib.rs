@@ -180,31 +180,13 @@ impl AppState {
         cwd: &str,
         judge: &Judge,
     ) -> Result<portcullis_engine::SaveTo, String> {
-        let env = &self.policies.env;
-        match place {
-            "user" => Ok(portcullis_engine::SaveTo {
-                path: Path::new(&env.config_dir).join("config.toml"),
-                loaded: true,
-            }),
-            "project" => {
-                let root = judge
-                    .facts
-                    .project_root(cwd)
-                    .ok_or_else(|| format!("{cwd} is in no project (no repository above it)"))?;
-                let loaded = judge.policy.trusted_projects.iter().any(|p| {
-                    let p = match p.strip_prefix('~') {
-                        Some(rest) => format!("{}{rest}", env.home),
-                        None => p.clone(),
-                    };
-                    Path::new(&p) == Path::new(&root)
-                });
-                Ok(portcullis_engine::SaveTo {
-                    path: Path::new(&root).join(".portcullis.toml"),
-                    loaded,
-                })
-            }
-            other => Err(format!("save `{other}`: expected user or project")),
-        }
+        portcullis_engine::SaveTo::for_call(
+            place,
+            cwd,
+            &judge.policy,
+            &judge.facts,
+            &self.policies.env,
+        )
     }
 }
 
