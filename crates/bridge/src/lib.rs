@@ -20,10 +20,12 @@
 
 mod authority;
 mod clients;
+mod remote;
 /// Tool definitions as pinned (canonical JSON and hash): the engine's.
 pub use portcullis_engine::pins as pin;
 
 pub use authority::{Authority, Local};
+pub use remote::Remote;
 
 /// `http::request::Parts`, as rmcp's HTTP transport puts them in a request's extensions.
 mod axum_parts {
@@ -57,6 +59,10 @@ pub enum BridgeError {
     },
     #[error("the MCP server did not complete the handshake: {0}")]
     Downstream(String),
+    /// A Streamable HTTP server that cannot be reached as configured (its
+    /// URL, its CA file, its certificate).
+    #[error("the MCP server at {url}: {message}")]
+    Remote { url: String, message: String },
     #[error("serving the agent: {0}")]
     Upstream(String),
     /// The engine could not be reached or refused (a session conflict, the store).
@@ -171,8 +177,8 @@ impl<A: Authority> ClientHandler for Downstream<A> {
 pub enum Target {
     /// A stdio server, started as a child process.
     Command(tokio::process::Command),
-    /// A Streamable HTTP server (plain `http://`: the client has no TLS).
-    Url(String),
+    /// A Streamable HTTP server (`http://`, or `https://` verified by rustls).
+    Url(Remote),
 }
 
 /// Runs a bridge on stdin/stdout in front of `target`.
@@ -242,20 +248,28 @@ impl<A: Authority> Bridge<A> {
                 let shown = format!("{:?}", command.as_std());
                 let transport = rmcp::transport::TokioChildProcess::new(command)
                     .map_err(|source| BridgeError::Spawn { command: shown, source })?;
-                handler.serve(transport).await
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| BridgeError::Downstream(remote::chain(&e)))
             }
-            Target::Url(url) => {
-                if !url.starts_with("http://") {
-                    return Err(BridgeError::Downstream(format!(
-                        "{url}: only plain http:// downstream servers are supported (no TLS in this build)"
-                    )));
+            Target::Url(remote) => {
+                let client = remote.client()?;
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    client.clone(),
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                        remote.url.as_str(),
+                    ),
+                );
+                match handler.serve(transport).await {
+                    Ok(running) => Ok(running),
+                    Err(e) => {
+                        let said = remote::chain(&e);
+                        Err(remote.why_no_handshake(&client, said).await)
+                    }
                 }
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-                handler.serve(transport).await
             }
-        }
-        .map_err(|e| BridgeError::Downstream(e.to_string()))?;
+        }?;
         let instructions = client
             .peer()
             .peer_info()

@@ -37,9 +37,14 @@ pub struct BridgeArgs {
     /// in its `[[mcp.servers]]` entry).
     #[arg(long, conflicts_with = "url")]
     confine: bool,
-    /// A Streamable HTTP server to bridge instead of a command (plain http://).
+    /// A Streamable HTTP server to bridge instead of a command: http://, or
+    /// https:// verified against the system's roots (and --ca-file).
     #[arg(long, conflicts_with = "command")]
     url: Option<String>,
+    /// A PEM file of CA certificates to trust for an https:// server, beside
+    /// the system's roots (also `ca_file` in its `[[mcp.servers]]` entry).
+    #[arg(long, requires = "url")]
+    ca_file: Option<PathBuf>,
     /// The MCP server's command and arguments, after `--` (else the
     /// `command` or `url` of its `[[mcp.servers]]` entry).
     #[arg(last = true)]
@@ -87,11 +92,17 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         portcullis_bridge::Target::Command(c)
     };
     let target = match (&configured, &args.url, args.command.is_empty()) {
-        (_, Some(url), _) => portcullis_bridge::Target::Url(url.clone()),
+        (_, Some(url), _) => portcullis_bridge::Target::Url(portcullis_bridge::Remote {
+            url: url.clone(),
+            ca_file: args.ca_file.clone(),
+        }),
         (_, None, false) => command(&args.command),
         (Some(m), None, true) if !m.command.is_empty() => command(&m.command),
         (Some(m), None, true) if m.url.is_some() => {
-            portcullis_bridge::Target::Url(m.url.clone().unwrap_or_default())
+            portcullis_bridge::Target::Url(portcullis_bridge::Remote {
+                url: m.url.clone().unwrap_or_default(),
+                ca_file: m.ca_file_under(&env.home).map(Into::into),
+            })
         }
         _ => bail!(
             "no server: give its command after `--` or --url, or add a [[mcp.servers]] entry named `{}`",

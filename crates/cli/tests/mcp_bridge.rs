@@ -779,9 +779,9 @@ async fn on_ask_hold_keeps_the_call_waiting_for_a_person() {
     c.cancel().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_streamable_http_server_can_be_bridged_by_url() {
-    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__web__echo\"]\n");
+/// server-everything over Streamable HTTP on a free port: the child and
+/// the port.
+async fn everything_over_http(w: &World) -> (tokio::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -795,7 +795,7 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let _server = server.spawn().unwrap();
+    let child = server.spawn().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
@@ -804,6 +804,13 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    (child, port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_can_be_bridged_by_url() {
+    let w = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__web__echo\"]\n");
+    let (_server, port) = everything_over_http(&w).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let c = w
         .bridge(&["--name", "web", "--session", "s1", "--url", &url], &[])
@@ -822,6 +829,131 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
     let r = call(&c, &other, json!({})).await;
     assert!(refused(&r), "{r:?}");
     c.cancel().await.unwrap();
+}
+
+/// A test CA and a certificate it signed for 127.0.0.1, made with openssl
+/// in `dir`: (CA, server certificate, server key).
+fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (scripts/test installs it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    run(&[&["req", "-x509"][..], &ec, &[
+        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=portcullis test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+    ]]
+    .concat());
+    run(&[&["req"][..], &ec, &[
+        "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1",
+    ]]
+    .concat());
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&[
+        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+    ]);
+    (dir.join("ca.pem"), dir.join("server.pem"), dir.join("server.key"))
+}
+
+/// The seed's HTTPS downstream: a Streamable HTTP server behind TLS signed by
+/// a test CA. With the CA (a configured `ca_file`, or the system's roots as
+/// `SSL_CERT_FILE` names them) the bridge serves it; without, the bridge
+/// refuses to start and says why — it never tries plain HTTP instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_server_is_bridged_with_its_ca_and_refused_without() {
+    let pki = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = test_ca(pki.path());
+    let probe = World::new("");
+    let (_server, plain_port) = everything_over_http(&probe).await;
+    let mut proxy = tokio::process::Command::new("node");
+    proxy
+        .arg(e2e().join("mcp/tls_proxy.mjs"))
+        .args([&cert, &key])
+        .arg(plain_port.to_string())
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::piped());
+    let mut proxy = proxy.spawn().unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let out = proxy.stdout.take().unwrap();
+        tokio::io::BufReader::new(out)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+    }
+    let tls_port: u16 = line.trim().parse().expect("the proxy prints its port");
+    let url = format!("https://127.0.0.1:{tls_port}/mcp");
+
+    // A configured server with its CA file: served, and judged as always.
+    let w = World::new(&format!(
+        "mode = \"ask\"\n[[mcp.servers]]\nname = \"tls\"\nurl = \"{url}\"\nca_file = \"{}\"\nallow = [\"mcp__tls__echo\"]\n",
+        ca.display()
+    ));
+    let c = w.bridge(&["--name", "tls", "--session", "s1"], &[]).await;
+    let r = call(&c, "echo", json!({"message": "over https"})).await;
+    assert!(!refused(&r) && text(&r).contains("over https"), "{r:?}");
+    let r = call(&c, "get-env", json!({})).await;
+    assert!(refused(&r), "{r:?}");
+    c.cancel().await.unwrap();
+
+    // The system's roots: the CA as `SSL_CERT_FILE` (what a machine whose
+    // store holds the CA gives).
+    let system = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__web__echo\"]\n");
+    let mut std = system.portcullis();
+    std.env("SSL_CERT_FILE", &ca)
+        .args(["mcp-bridge", "--name", "web", "--session", "s1", "--url", &url]);
+    let mut cmd = tokio::process::Command::from(std);
+    cmd.kill_on_drop(true);
+    let c = Agent::default()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("the CA in the system's roots is trusted");
+    let r = call(&c, "echo", json!({"message": "system roots"})).await;
+    assert!(!refused(&r) && text(&r).contains("system roots"), "{r:?}");
+    c.cancel().await.unwrap();
+
+    // Without the CA: no handshake, a refusal naming the certificate.
+    let out = system
+        .portcullis()
+        .args(["mcp-bridge", "--name", "web", "--session", "s1", "--url", &url])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&url) && stderr.contains("certificate") && stderr.contains("UnknownIssuer"),
+        "{stderr}"
+    );
+
+    // A CA file given for a plain-HTTP server is a mistake, said so.
+    let out = system
+        .portcullis()
+        .args(["mcp-bridge", "--name", "web", "--url"])
+        .arg(format!("http://127.0.0.1:{plain_port}/mcp"))
+        .arg("--ca-file")
+        .arg(&ca)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("https:// server only"), "{stderr}");
 }
 
 /// A compromised server whose tools take no argument the bridge could judge:

@@ -138,8 +138,12 @@ pub struct McpServer {
     pub name: String,
     /// The stdio server's command and arguments.
     pub command: Vec<String>,
-    /// A Streamable HTTP server's URL (instead of `command`).
+    /// A Streamable HTTP server's URL (instead of `command`): `http://` or
+    /// `https://`.
     pub url: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https://` server, beside
+    /// the system's roots (absolute or `~/…`).
+    pub ca_file: Option<String>,
     /// Accepted for older configurations; changes nothing now (a pinned
     /// definition's `readOnlyHint` makes its path arguments reads for every
     /// server).
@@ -152,6 +156,15 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// `ca_file` with a leading `~/` made `home`'s (checked on load: absolute
+    /// or `~/…`).
+    pub fn ca_file_under(&self, home: &str) -> Option<String> {
+        self.ca_file.as_deref().map(|f| match f.strip_prefix("~/") {
+            Some(rest) => format!("{}/{rest}", home.trim_end_matches('/')),
+            None => f.to_owned(),
+        })
+    }
+
     /// A server name must keep `mcp__NAME__tool` unambiguous: its tools are
     /// found by splitting at the first `__`, so the name holds no `__` and
     /// neither starts nor ends with `_` (server `a_`'s tool `t` would be
@@ -266,6 +279,8 @@ struct McpServerToml {
     command: Vec<String>,
     #[serde(default)]
     url: Option<String>,
+    #[serde(default)]
+    ca_file: Option<String>,
     #[serde(default)]
     trusted: bool,
     #[serde(default)]
@@ -420,6 +435,31 @@ impl Layer {
                     ),
                 });
             }
+            if let Some(url) = &m.url
+                && !(url.starts_with("http://") || url.starts_with("https://"))
+            {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!(
+                        "[[mcp.servers]] `{name}`: url {url:?} is neither http:// nor https://"
+                    ),
+                });
+            }
+            if let Some(ca) = &m.ca_file {
+                let why = if !m.url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+                    Some("`ca_file` is for an https:// `url` only")
+                } else if !(ca.starts_with('/') || ca.starts_with("~/")) {
+                    Some("`ca_file` is an absolute path or starts with `~/`")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(ConfigError::Invalid {
+                        file: file.into(),
+                        message: format!("[[mcp.servers]] `{name}`: {why}"),
+                    });
+                }
+            }
             let prefix = McpToolName::server_prefix(name);
             for (list, entries) in [
                 (RuleList::Deny, &m.deny),
@@ -444,6 +484,7 @@ impl Layer {
                 name: m.name,
                 command: m.command,
                 url: m.url,
+                ca_file: m.ca_file,
                 trusted: m.trusted,
                 refuse_unpinned: m.refuse_unpinned,
                 confine: m.confine,
@@ -917,12 +958,38 @@ mod tests {
                 "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"x\"]\nsurprise = 1\n",
                 "surprise",
             ),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\nurl = \"ftp://h/mcp\"\n",
+                "neither http:// nor https://",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\nurl = \"http://h/mcp\"\nca_file = \"/ca.pem\"\n",
+                "for an https:// `url` only",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\ncommand = [\"x\"]\nca_file = \"/ca.pem\"\n",
+                "for an https:// `url` only",
+            ),
+            (
+                "[[mcp.servers]]\nname = \"fs\"\nurl = \"https://h/mcp\"\nca_file = \"ca.pem\"\n",
+                "absolute path or starts with `~/`",
+            ),
         ] {
             let err = Layer::from_toml(LayerKind::User, "u.toml", bad)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
+        let https = Layer::from_toml(
+            LayerKind::User,
+            "u.toml",
+            "[[mcp.servers]]\nname = \"web\"\nurl = \"https://h/mcp\"\nca_file = \"~/ca/team.pem\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            https.mcp_servers[0].ca_file_under("/home/u/").as_deref(),
+            Some("/home/u/ca/team.pem")
+        );
         // A higher layer's entry for the same name replaces the lower one.
         let user = Layer::from_toml(LayerKind::User, "u.toml", text).unwrap();
         let managed = Layer::from_toml(

@@ -173,7 +173,12 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
     }
     let config = &state.mcp.config;
     let target = match &server.url {
-        Some(url) => portcullis_bridge::Target::Url(url.clone()),
+        Some(url) => portcullis_bridge::Target::Url(portcullis_bridge::Remote {
+            url: url.clone(),
+            ca_file: server
+                .ca_file_under(&std::env::var("HOME").unwrap_or_default())
+                .map(Into::into),
+        }),
         None => {
             let Some((program, args)) = server.command.split_first() else {
                 return Err(format!("MCP server `{}` has an empty command", server.name));
