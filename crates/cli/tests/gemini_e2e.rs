@@ -39,7 +39,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
-use model_server::{ModelServer, gemini_function_responses};
+use model_server::{ModelServer, gemini_function_responses, tool_call};
 
 const GEMINI_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -57,8 +57,20 @@ fn gemini_settings(world: &World) {
 
 fn gemini(world: &World, bin: &Path, project: &Path, server: &ModelServer, name: &str) -> Ran {
     gemini_settings(world);
+    gemini_with(world, bin, project, server, &[], name)
+}
+
+/// Gemini with `extra` arguments (`--resume latest`), the settings as they are.
+fn gemini_with(
+    world: &World,
+    bin: &Path,
+    project: &Path,
+    server: &ModelServer,
+    extra: &[&str],
+    name: &str,
+) -> Ran {
     let mut cmd = world.agent(bin, project);
-    cmd.args([
+    cmd.args(extra).args([
         "-p",
         "Run the scripted command.",
         "--yolo",
@@ -187,4 +199,166 @@ fn gemini_runs_a_call_confined_by_the_hooks_rewrite() {
         response.contains("Bash(make:*)"),
         "the model did not get the reason naming the user's rule: {response}\n{ctx}"
     );
+}
+
+/// The `functionResponse` the model received for `tool`, as text.
+fn function_response_text(server: &ModelServer, tool: &str) -> String {
+    server
+        .requests()
+        .iter()
+        .flat_map(|r| gemini_function_responses(&r.body))
+        .find(|f| f["name"] == tool)
+        .map(|f| f["response"].to_string())
+        .unwrap_or_default()
+}
+
+/// Issue 17's Downloads case with the real Gemini CLI through the real
+/// bridge (`mcpServers` in its settings) and its hook: Gemini gives its MCP
+/// servers no session, so the hook leaves each call to the bridge it finds
+/// among its agent's processes and links it by agent, tool and arguments.
+/// The read is refused with one request in Gemini's own session; after a
+/// person allows `Read(~/Downloads/**)` for that session, the retry in the
+/// same session (`--resume latest`) reads the file; a write into Downloads
+/// and a symlink there pointing elsewhere stay refused; a new session does
+/// not inherit the grant.
+#[test]
+fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
+    let (bin, version) = agent_bin("Gemini CLI", "gemini");
+    eprintln!("Gemini CLI {version} at {}", bin.display());
+    let world = World::new(
+        "gemini-e2e-bridge",
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n",
+    );
+    let project =
+        world.protected_project("project", "gemini", ".gemini/settings.json", "hook gemini");
+    let downloads = world.home.join("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let report = downloads.join("report.txt");
+    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
+    let elsewhere = world.scratch.dir("elsewhere");
+    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
+    let link = downloads.join("notes.txt");
+    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
+    let fs_server = harness::repo_root()
+        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(fs_server.exists(), "npm ci --prefix e2e: {}", fs_server.display());
+    // The user's settings: API-key auth and the filesystem server behind the
+    // bridge (it may read all three folders itself: what stops the agent is
+    // portcullis).
+    let dir = world.home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "mcpServers": {"fs": {
+            "command": harness::portcullis(),
+            "args": ["mcp-bridge", "--name", "fs", "--", "node", fs_server,
+                     &project, &downloads, &elsewhere],
+        }},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+
+    let portcullis = |args: &[&str]| {
+        std::process::Command::new(harness::portcullis())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&world.data)
+            .env("HOME", &world.home)
+            .output()
+            .expect("run portcullis")
+    };
+    let pending = || -> Vec<Value> {
+        let listed = portcullis(&["requests", "list", "--json"]);
+        serde_json::from_slice::<Value>(&listed.stdout)
+            .unwrap()
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    const TOOL: &str = "mcp_fs_read_text_file";
+    let read = |path: &Path| tool_call(TOOL, &json!({"path": path}));
+    let attempt = |script: &str, tool: &str, resume: bool, name: &str| {
+        let server = ModelServer::start(script);
+        let extra: &[&str] = if resume { &["--resume", "latest"] } else { &[] };
+        let ran = gemini_with(&world, &bin, &project, &server, extra, name);
+        let ctx = context(name, &ran, &server);
+        eprintln!("{ctx}");
+        (function_response_text(&server, tool), ctx)
+    };
+
+    // 1. The read is refused with one request, in Gemini's session.
+    let (text, ctx) = attempt(&read(&report), TOOL, false, "the first read");
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "the first read was not refused with a request: {text}\n{ctx}"
+    );
+    let requests = pending();
+    assert_eq!(requests.len(), 1, "one request per call: {requests:?}\n{ctx}");
+    let session = requests[0]["session"].as_str().unwrap_or_default().to_string();
+    assert!(!session.is_empty(), "the request has a session: {requests:?}");
+    let (decisions, dump) = world.decisions(&session);
+    assert!(
+        decisions
+            .iter()
+            .any(|r| r["event"]["detail"]["reasons"].to_string().contains("left-to-bridge")),
+        "the hook did not leave the call to the bridge in session {session}:\n{dump}"
+    );
+    let id = requests[0]["id"].as_i64().unwrap();
+
+    // 2. A person allows reading Downloads for this session.
+    let out = portcullis(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "session",
+        "--rule",
+        "Read(~/Downloads/**)",
+        &id.to_string(),
+    ]);
+    assert!(out.status.success(), "resolve: {out:?}");
+
+    // 3. The retry in the same Gemini session reads the file.
+    let (text, ctx) = attempt(&read(&report), TOOL, true, "the retry");
+    assert!(
+        text.contains("quarterly numbers: 42"),
+        "the file's content did not reach the model: {text}\n{ctx}"
+    );
+    let (decisions, dump) = world.decisions(&session);
+    assert!(
+        decisions.iter().any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
+            && r["event"]["detail"]["origin"] == "mcp"
+            && r["event"]["verdict"] == "allow"),
+        "no allowed bridge decision in session {session}:\n{dump}"
+    );
+
+    // 4. A write into Downloads stays refused.
+    let written = downloads.join("new.txt");
+    let write = tool_call(
+        "mcp_fs_write_file",
+        &json!({"path": written, "content": "from the agent\n"}),
+    );
+    let (text, ctx) = attempt(&write, "mcp_fs_write_file", true, "the write");
+    assert!(
+        text.contains("portcullis refused") && !written.exists(),
+        "a write into Downloads was not refused: {text}\n{ctx}"
+    );
+
+    // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
+    let (text, ctx) = attempt(&read(&link), TOOL, true, "the symlink");
+    assert!(
+        text.contains("portcullis refused") && !text.contains("secret plan"),
+        "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
+    );
+
+    // 6. A new session does not inherit the grant.
+    let (text, ctx) = attempt(&read(&report), TOOL, false, "a second session");
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "a second session read Downloads: {text}\n{ctx}"
+    );
+    let others: Vec<Value> = pending()
+        .into_iter()
+        .filter(|r| r["session"] != session.as_str())
+        .collect();
+    assert_eq!(others.len(), 1, "the second session's one request: {others:?}");
 }

@@ -404,21 +404,23 @@ fn messages(body: &Value, command: &str) -> (String, Vec<u8>) {
     (answer.to_string(), bytes)
 }
 
-/// The scripted answer to a Gemini `generateContent` request: a
-/// `run_shell_command` call when the tool is offered and no
-/// `functionResponse` came back yet, else a short text.
+/// The scripted answer to a Gemini `generateContent` request: a call of the
+/// scripted tool ([`tool_call`]; else `run_shell_command`) when the tool is
+/// offered and no `functionResponse` came back in this turn yet, else a
+/// short text. (A resumed session asks again: its new prompt is the last turn.)
 fn gemini(body: &Value, command: &str, stream: bool) -> (String, Vec<u8>) {
+    let tool = scripted_tool(command).map_or_else(|| "run_shell_command".to_string(), |(n, _)| n);
     let offered = body["tools"].as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             t["functionDeclarations"]
                 .as_array()
-                .is_some_and(|f| f.iter().any(|f| f["name"] == "run_shell_command"))
+                .is_some_and(|f| f.iter().any(|f| f["name"] == tool.as_str()))
         })
     });
     let (parts, answer) = if gemini_function_responses(body).is_empty() && offered {
         (
-            json!([{"functionCall": {"name": "run_shell_command", "args": tool_input(command)}}]),
-            "run_shell_command functionCall",
+            json!([{"functionCall": {"name": tool, "args": tool_input(command)}}]),
+            "functionCall",
         )
     } else {
         (
