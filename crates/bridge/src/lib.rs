@@ -422,9 +422,6 @@ impl<A: Authority> Bridge<A> {
     }
 }
 
-/// The `_meta` key Claude Code sends its call's id in (the hook's `tool_use_id`).
-const CLAUDE_CALL_ID: &str = "claudecode/toolUseId";
-
 /// What a person approves: every operation the judgement found, with its
 /// canonical target and why it was judged so — never a cut-off dump of the
 /// raw arguments (padding could push a secret's path out of view). Past 40
@@ -698,17 +695,22 @@ impl<A: Authority> ServerHandler for Bridge<A> {
         if ctx.token.is_none() && !ctx.require_token {
             // On stdio: the agent's own session for this very call, found by
             // the engine in the decision's own trip.
-            let call_id = request
-                .meta
-                .as_ref()
-                .and_then(|m| m.0.0.get(CLAUDE_CALL_ID))
-                .or_else(|| context.meta.0.0.get(CLAUDE_CALL_ID))
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            let (call_id, meta_session) =
+                clients::call_identity(client_name(&context).as_deref(), |key| {
+                    request
+                        .meta
+                        .as_ref()
+                        .and_then(|m| m.0.0.get(key))
+                        .or_else(|| context.meta.0.0.get(key))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                });
             ctx.agent_link = Some(portcullis_engine::AgentLink {
                 agent: self.shared.agent,
                 call_id,
-                env_session: self.shared.agent_env_session.clone(),
+                // The session the call names (Codex), else the one the agent
+                // put in this process' environment (Claude Code).
+                env_session: meta_session.or_else(|| self.shared.agent_env_session.clone()),
             });
         }
         let outcome = self

@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
-use model_server::{CALL_ID, ModelServer, function_call_outputs};
+use model_server::{CALL_ID, ModelServer, function_call_outputs, tool_call};
 
 /// Per `codex exec` run; a normal run takes about a second.
 const CODEX_TIMEOUT: Duration = Duration::from_secs(60);
@@ -106,12 +106,27 @@ fn codex(
     server: &ModelServer,
     name: &str,
 ) -> (Ran, Option<String>) {
+    codex_in(world, bin, project, server, None, name)
+}
+
+/// [`codex`], resuming thread `resume` when given (`codex exec resume`).
+fn codex_in(
+    world: &World,
+    bin: &Path,
+    project: &Path,
+    server: &ModelServer,
+    resume: Option<&str>,
+    name: &str,
+) -> (Ran, Option<String>) {
     let mut cmd = world.agent(bin, project);
+    cmd.arg("exec");
+    // `exec resume` takes no `--color`.
+    match resume {
+        Some(_) => cmd.arg("resume"),
+        None => cmd.args(["--color", "never"]),
+    };
     cmd.args([
-        "exec",
         "--json",
-        "--color",
-        "never",
         // No sandbox, no approvals: the hook is the only thing deciding.
         // (`codex exec` never asks anyway: its approval policy is `never`,
         // so Codex's `PermissionRequest` is not reached from here; the
@@ -123,6 +138,7 @@ fn codex(
         "model_providers.scripted.base_url=\"{}/v1\"",
         server.url()
     ))
+    .args(resume)
     .arg("Run the scripted command.")
     .env("CODEX_HOME", codex_home(world))
     .env(API_KEY_ENV, "test");
@@ -142,11 +158,16 @@ fn context(what: &str, ran: &Ran, server: &ModelServer) -> String {
 
 /// The text of the `function_call_output` the model received for the scripted call.
 fn scripted_output(server: &ModelServer) -> Option<String> {
+    output_of(server, CALL_ID)
+}
+
+/// The text of the `function_call_output` the model received for call `id`.
+fn output_of(server: &ModelServer, id: &str) -> Option<String> {
     server
         .requests()
         .iter()
         .flat_map(|r| function_call_outputs(&r.body))
-        .find(|o| o["call_id"] == CALL_ID)
+        .find(|o| o["call_id"] == id)
         .map(|o| match &o["output"] {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -505,5 +526,172 @@ fn codex_runs_the_allowed_call_and_blocks_the_denied_one() {
     eprintln!(
         "codex e2e passed in {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// Issue 17's Downloads case with the real Codex CLI through the real bridge
+/// (`[mcp_servers.fs]` running `portcullis mcp-bridge`) and its trusted hook.
+/// Codex names each MCP call to the server (`_meta.callId`, its hook's
+/// `tool_use_id`) and its thread (`_meta.threadId`, its hook's
+/// `session_id`): the hook leaves the call to the bridge, which judges it in
+/// Codex's own thread. The read is refused with one request in that thread;
+/// after a person allows `Read(~/Downloads/**)` for the session, the retry in
+/// the same thread (`codex exec resume`) reads the file; a write into
+/// Downloads and a symlink there pointing elsewhere stay refused; a new
+/// thread does not inherit the grant.
+#[test]
+fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
+    let (bin, version) = agent_bin("Codex CLI", "codex");
+    eprintln!("Codex CLI {version} at {}", bin.display());
+    let world = World::new(
+        "codex-e2e-bridge",
+        "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n",
+    );
+    let project = world.protected_project("project", "codex", ".codex/hooks.json", "hook codex");
+    let downloads = world.home.join("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let report = downloads.join("report.txt");
+    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
+    let elsewhere = world.scratch.dir("elsewhere");
+    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
+    let link = downloads.join("notes.txt");
+    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
+    let fs_server = harness::repo_root()
+        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(fs_server.exists(), "npm ci --prefix e2e: {}", fs_server.display());
+    codex_config(&world, &[&project]);
+    // The filesystem server behind the bridge (it may read all three folders
+    // itself: what stops the agent is portcullis).
+    let args: Vec<String> = ["mcp-bridge", "--name", "fs", "--", "node"]
+        .iter()
+        .map(|a| a.to_string())
+        .chain(
+            [&fs_server, &project, &downloads, &elsewhere]
+                .iter()
+                .map(|p| p.display().to_string()),
+        )
+        .collect();
+    let config = codex_home(&world).join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.fs]\ncommand = {}\nargs = {}\n",
+        Value::from(harness::portcullis()),
+        Value::from(args)
+    ));
+    std::fs::write(&config, text).unwrap();
+    let mut app = AppServer::start(&world, &bin);
+    for hook in portcullis_hooks(&app.project_hooks(&project), "untrusted", &project) {
+        app.trust(&hook);
+    }
+    drop(app);
+
+    let portcullis = |args: &[&str]| {
+        Command::new(harness::portcullis())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&world.data)
+            .env("HOME", &world.home)
+            .output()
+            .expect("run portcullis")
+    };
+    let pending = || -> Vec<Value> {
+        let listed = portcullis(&["requests", "list", "--json"]);
+        serde_json::from_slice::<Value>(&listed.stdout)
+            .unwrap()
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let read = |path: &Path| tool_call("mcp__fs__read_text_file", &json!({"path": path}));
+    // One Codex run (resuming `thread`) whose model calls `script`: the
+    // output of call `id`, the thread, and the run's report.
+    let attempt = |script: &str, thread: Option<&str>, name: &str, id: &str| {
+        let server = ModelServer::start(script);
+        let (ran, started) = codex_in(&world, &bin, &project, &server, thread, name);
+        let ctx = context(name, &ran, &server);
+        eprintln!("{ctx}");
+        let output = output_of(&server, id).unwrap_or_default();
+        (output, started, ctx)
+    };
+
+    // 1. The read is refused with one request, in Codex's thread.
+    let (text, thread, ctx) = attempt(&read(&report), None, "the first read", CALL_ID);
+    let thread = thread_id(thread, &ctx);
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "the first read was not refused with a request: {text}\n{ctx}"
+    );
+    let requests = pending();
+    assert_eq!(requests.len(), 1, "one request per call: {requests:?}\n{ctx}");
+    assert_eq!(
+        requests[0]["session"], thread.as_str(),
+        "the request is in Codex's thread: {requests:?}"
+    );
+    let (decisions, dump) = world.decisions(&thread);
+    assert!(
+        decisions
+            .iter()
+            .any(|r| r["event"]["detail"]["reasons"].to_string().contains("left-to-bridge")),
+        "the hook did not leave the call to the bridge in thread {thread}:\n{dump}"
+    );
+    let id = requests[0]["id"].as_i64().unwrap();
+
+    // 2. A person allows reading Downloads for this session.
+    let out = portcullis(&[
+        "requests",
+        "resolve",
+        "--scope",
+        "session",
+        "--rule",
+        "Read(~/Downloads/**)",
+        &id.to_string(),
+    ]);
+    assert!(out.status.success(), "resolve: {out:?}");
+
+    // 3. The retry in the same thread reads the file.
+    let retry = format!("{CALL_ID}_1");
+    let (text, _, ctx) = attempt(&read(&report), Some(&thread), "the retry", &retry);
+    assert!(
+        text.contains("quarterly numbers: 42"),
+        "the file's content did not reach the model: {text}\n{ctx}"
+    );
+    let (decisions, dump) = world.decisions(&thread);
+    assert!(
+        decisions.iter().any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
+            && r["event"]["detail"]["origin"] == "mcp"
+            && r["event"]["verdict"] == "allow"),
+        "no allowed bridge decision in thread {thread}:\n{dump}"
+    );
+
+    // 4. A write into Downloads stays refused.
+    let written = downloads.join("new.txt");
+    let write = tool_call(
+        "mcp__fs__write_file",
+        &json!({"path": written, "content": "from the agent\n"}),
+    );
+    let (text, _, ctx) = attempt(&write, Some(&thread), "the write", &format!("{CALL_ID}_2"));
+    assert!(
+        text.contains("portcullis") && !written.exists(),
+        "a write into Downloads was not refused: {text}\n{ctx}"
+    );
+
+    // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
+    let (text, _, ctx) = attempt(&read(&link), Some(&thread), "the symlink", &format!("{CALL_ID}_3"));
+    assert!(
+        text.contains("portcullis refused") && !text.contains("secret plan"),
+        "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
+    );
+
+    // 6. A new thread does not inherit the grant.
+    let (text, second, ctx) = attempt(&read(&report), None, "a second thread", CALL_ID);
+    let second = thread_id(second, &ctx);
+    assert_ne!(second, thread);
+    assert!(
+        text.contains("is waiting for a person") && !text.contains("quarterly"),
+        "a second thread read Downloads: {text}\n{ctx}"
+    );
+    assert!(
+        pending().iter().any(|r| r["session"] == second.as_str()),
+        "the second thread's request is in its own session"
     );
 }

@@ -36,8 +36,9 @@ pub struct AgentLink {
     /// The agent's own id of this call (Claude Code's
     /// `_meta.claudecode/toolUseId`).
     pub call_id: Option<String>,
-    /// The session the agent put in the bridge's environment when it started
-    /// it: used when no hook linked the call.
+    /// The session the agent names for this call (Codex's `_meta.threadId`)
+    /// or put in the bridge's environment when it started it (Claude Code's
+    /// `CLAUDE_CODE_SESSION_ID`): used when no hook linked the call.
     pub env_session: Option<String>,
 }
 

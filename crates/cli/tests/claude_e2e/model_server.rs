@@ -467,22 +467,48 @@ pub fn gemini_function_responses(body: &Value) -> Vec<Value> {
 /// The scripted answer to a Responses API request (Codex CLI): a call of
 /// Codex's shell tool `exec_command` while no `function_call_output` came
 /// back, else a short text. Codex always asks for a stream.
+///
+/// A scripted MCP tool ([`tool_call`] with `mcp__SERVER__TOOL`) is called as
+/// Codex's models call MCP tools — `namespace: "mcp__SERVER"`, `name: TOOL`
+/// (Codex 0.171.0 keeps them behind `tool_search`, not in `tools`) — whenever
+/// the last input item is a prompt (a resumed thread asks again), with call
+/// id [`CALL_ID`], then `…_1`, `…_2` after as many earlier outputs.
 fn responses(body: &Value, command: &str) -> (String, Vec<u8>) {
-    let offered = tool_names(body).iter().any(|t| t == "exec_command");
-    let (item, answer) = if offered && function_call_outputs(body).is_empty() {
-        (
-            json!({"type": "function_call", "id": "fc_portcullis_e2e", "call_id": CALL_ID,
-                   "name": "exec_command", "arguments": json!({"cmd": command}).to_string(),
-                   "status": "completed"}),
-            "exec_command function_call",
-        )
-    } else {
-        (
+    let outputs = function_call_outputs(body);
+    let mcp = scripted_tool(command).and_then(|(name, input)| {
+        let (server, tool) = name.strip_prefix("mcp__")?.split_once("__")?;
+        Some((format!("mcp__{server}"), tool.to_string(), input))
+    });
+    let call = match mcp {
+        Some((namespace, tool, input)) => {
+            let prompted = last_input_item(body)["type"] != "function_call_output";
+            prompted.then(|| {
+                let id = match outputs.len() {
+                    0 => CALL_ID.to_string(),
+                    n => format!("{CALL_ID}_{n}"),
+                };
+                json!({"type": "function_call", "id": "fc_portcullis_e2e", "call_id": id,
+                       "namespace": namespace, "name": tool,
+                       "arguments": input.to_string(), "status": "completed"})
+            })
+        }
+        None => {
+            let offered = tool_names(body).iter().any(|t| t == "exec_command");
+            (offered && outputs.is_empty()).then(|| {
+                json!({"type": "function_call", "id": "fc_portcullis_e2e", "call_id": CALL_ID,
+                       "name": "exec_command", "arguments": json!({"cmd": command}).to_string(),
+                       "status": "completed"})
+            })
+        }
+    };
+    let (item, answer) = match call {
+        Some(item) => (item, "function_call"),
+        None => (
             json!({"type": "message", "id": "msg_portcullis_e2e", "role": "assistant",
                    "status": "completed", "content": [{"type": "output_text",
                    "text": "The scripted command has finished.", "annotations": []}]}),
             "text",
-        )
+        ),
     };
     let response =
         json!({"id": "resp_portcullis_e2e", "object": "response", "status": "completed"});
