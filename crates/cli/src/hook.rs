@@ -142,7 +142,8 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         ) {
             Ok(judged) => return judged.map_err(|why| anyhow::anyhow!(why)),
             Err(why) if daemon == DaemonUse::Require => {
-                return Err(why.context("PORTCULLIS_HOOK_DAEMON=require: no daemon answered"));
+                return Err(anyhow::Error::new(why)
+                    .context("PORTCULLIS_HOOK_DAEMON=require: no daemon answered"));
             }
             // No daemon (or one that cannot take the call): judge here.
             Err(_) => {}

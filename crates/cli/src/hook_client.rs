@@ -13,7 +13,6 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
 use portcullis_adapters::{Agent, Reply};
 use portcullis_paths::Environment;
 
@@ -29,6 +28,27 @@ const ACCEPT_WAIT: Duration = Duration::from_secs(1);
 /// The most bytes read back (an answer is a reason or two).
 const MAX_ANSWER: u64 = 1024 * 1024;
 
+/// Why no daemon answered: the hook then judges the call itself. A plain
+/// message, not an `anyhow::Error`: "no daemon" is the usual case without
+/// `portcullis serve`, and an `anyhow` error captures a backtrace whenever
+/// `RUST_BACKTRACE` is set — in a static binary the first capture sorts
+/// every unwind entry of the program, a third of the hook's time.
+#[derive(Debug)]
+pub struct NotForwarded(pub String);
+
+impl std::fmt::Display for NotForwarded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotForwarded {}
+
+/// `result`, its error said as `what: error`.
+fn said<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> Result<T, NotForwarded> {
+    result.map_err(|e| NotForwarded(format!("{what}: {e}")))
+}
+
 pub fn forward(
     agent: Agent,
     payload: &[u8],
@@ -37,10 +57,12 @@ pub fn forward(
     session_env: Option<String>,
     data_dir: &Path,
     deadline: Instant,
-) -> Result<Result<Reply, String>> {
+) -> Result<Result<Reply, String>, NotForwarded> {
     let socket = data_dir.join(SOCKET_FILE);
-    let mut stream = UnixStream::connect(&socket)
-        .with_context(|| format!("connecting to {}", socket.display()))?;
+    let mut stream = said(
+        UnixStream::connect(&socket),
+        &format!("connecting to {}", socket.display()),
+    )?;
     // A payload that does not parse is sent all the same: the daemon's
     // refusal of it is the hook's own, word for word.
     let sources = call_cwd(agent, payload)
@@ -62,33 +84,39 @@ pub fn forward(
         )
         .unwrap_or(u64::MAX),
     };
-    let mut line = serde_json::to_vec(&request)?;
+    let mut line = said(serde_json::to_vec(&request), "writing the call")?;
     if line.len() > MAX_REQUEST {
-        bail!("the call is too large to hand to the daemon");
+        return Err(NotForwarded(
+            "the call is too large to hand to the daemon".into(),
+        ));
     }
     line.push(b'\n');
-    stream.set_write_timeout(Some(ACCEPT_WAIT))?;
-    stream.write_all(&line).context("sending the call")?;
-    stream.set_read_timeout(Some(ACCEPT_WAIT))?;
+    said(stream.set_write_timeout(Some(ACCEPT_WAIT)), "the socket")?;
+    said(stream.write_all(&line), "sending the call")?;
+    said(stream.set_read_timeout(Some(ACCEPT_WAIT)), "the socket")?;
     let mut reader = BufReader::new((&stream).take(MAX_ANSWER));
     let mut accepted = String::new();
-    reader
-        .read_line(&mut accepted)
-        .context("waiting for the daemon to accept the call")?;
+    said(
+        reader.read_line(&mut accepted),
+        "waiting for the daemon to accept the call",
+    )?;
     if accepted.trim_end() != ACCEPTED {
-        bail!("the daemon did not take the call: {}", accepted.trim_end());
+        return Err(NotForwarded(format!(
+            "the daemon did not take the call: {}",
+            accepted.trim_end()
+        )));
     }
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
-        bail!("no time left");
+        return Err(NotForwarded("no time left".into()));
     }
-    stream.set_read_timeout(Some(left))?;
+    said(stream.set_read_timeout(Some(left)), "the socket")?;
     let mut answer = String::new();
-    reader
-        .read_line(&mut answer)
-        .context("waiting for the daemon's answer")?;
-    let response: HookResponse =
-        serde_json::from_str(&answer).context("reading the daemon's answer")?;
+    said(
+        reader.read_line(&mut answer),
+        "waiting for the daemon's answer",
+    )?;
+    let response: HookResponse = said(serde_json::from_str(&answer), "reading the daemon's answer")?;
     Ok(match response {
         HookResponse::Reply(reply) => Ok(reply.into()),
         HookResponse::Failed(why) => Err(why),
