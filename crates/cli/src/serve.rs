@@ -123,7 +123,6 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             .with_context(|| format!("listening on {addr}"))?;
         let bound = listener.local_addr()?;
         let mcp = portcullis_server::mcp::McpConfig {
-            servers: policy.mcp_servers.clone(),
             cwd: here.to_string_lossy().into_owned(),
         };
         let opts = portcullis_server::Options {

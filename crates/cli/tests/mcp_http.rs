@@ -259,3 +259,59 @@ fn a_configuration_change_applies_to_mcp_over_http() {
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(r["_meta"]["portcullis"]["decision"], "deny", "{r}");
 }
+
+/// A session works in its own project: the daemon runs the server per
+/// workspace (the session's recorded cwd), in that directory and under that
+/// directory's configuration — not once under the daemon's own directory.
+/// The filesystem server is told to serve `.`: each session's server serves
+/// its own project, and a relative path is read there.
+#[test]
+fn each_session_gets_the_server_of_its_own_workspace() {
+    let s = Served::start_with(|_| {
+        format!(
+            "[[mcp.servers]]\nname = \"fs\"\ncommand = [{:?}, \".\"]\nallow = [\"mcp__fs__read_text_file\"]\n",
+            server_bin().display().to_string(),
+        )
+    });
+    let base = std::fs::canonicalize(s.root.path()).unwrap();
+    let mut clients = Vec::new();
+    for project in ["alpha", "beta"] {
+        let dir = base.join(project);
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::write(dir.join("which.txt"), format!("project {project}\n")).unwrap();
+        let reg = s.cli_json(&[
+            "sessions",
+            "register",
+            "--id",
+            project,
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--json",
+        ]);
+        let token = reg["token"].as_str().unwrap().to_string();
+        clients.push((project, token));
+    }
+    for (project, token) in &clients {
+        let mut c = Client::start(&s, project, token);
+        let r = c.call(
+            "tools/call",
+            json!({"name": "read_text_file", "arguments": {"path": "which.txt"}}),
+        )["result"]
+            .clone();
+        assert_ne!(r["isError"], true, "{project}: {r}");
+        assert!(
+            r.to_string().contains(&format!("project {project}")),
+            "session {project} did not get its own project's server: {r}"
+        );
+    }
+    // A session without a recorded directory works in the daemon's own.
+    std::fs::write(s.work.join("which.txt"), "project work\n").unwrap();
+    let reg = s.cli_json(&["sessions", "register", "--id", "plain", "--json"]);
+    let mut c = Client::start(&s, "plain", reg["token"].as_str().unwrap());
+    let r = c.call(
+        "tools/call",
+        json!({"name": "read_text_file", "arguments": {"path": "which.txt"}}),
+    )["result"]
+        .clone();
+    assert!(r.to_string().contains("project work"), "{r}");
+}

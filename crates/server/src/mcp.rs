@@ -1,15 +1,19 @@
 //! The MCP bridge over HTTP: `/s/{session}/mcp/{name}` (Streamable HTTP).
 //!
-//! Each `[[mcp.servers]]` entry with a `command` is started on first use
-//! and shared by every MCP session over HTTP (one downstream, one set of
-//! pins). The session comes from the URL path and `X-Session-ID` (the one
-//! resolver: different values are a 409, never a pick) and is proven with its
-//! token (`Authorization: Bearer`), as for `/v1/decide`.
+//! A session works in its own project: the server runs per workspace — the
+//! session's recorded working directory (else the daemon's own) — with the
+//! `[[mcp.servers]]` entry of that directory's configuration, in that
+//! directory, its calls judged under that directory's policy. One downstream
+//! per (workspace, entry) is started on first use and shared by the sessions
+//! working there; an entry changed in the configuration starts a new one. The
+//! session comes from the URL path and `X-Session-ID` (the one resolver:
+//! different values are a 409, never a pick) and is proven with its token
+//! (`Authorization: Bearer`), as for `/v1/decide`.
 //!
 //! Every call, pin check and hold goes through the daemon's decision thread
-//! ([`Daemon`]), under the policy of the configured directory as it is now
-//! (the same cache as `/v1/decide`): a configuration change applies here as
-//! it does to every other decision.
+//! ([`Daemon`]), under the policy of the workspace as it is now (the same
+//! cache as `/v1/decide`): a configuration change applies here as it does to
+//! every other decision.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,28 +38,35 @@ type Service = StreamableHttpService<Bridge<Daemon>, LocalSessionManager>;
 /// What the daemon needs to run MCP servers.
 #[derive(Clone, Default)]
 pub struct McpConfig {
-    pub servers: Vec<McpServer>,
-    /// The directory the servers run in: their calls are judged under its
-    /// configuration (read afresh, like every decision's), and paths in
-    /// their arguments are relative to it.
+    /// The workspace of a session that recorded none: the daemon's own
+    /// directory.
     pub cwd: String,
+}
+
+/// The most downstream servers running at once (workspaces × entries).
+const MAX_RUNNING: usize = 64;
+
+/// A downstream server running for one workspace, as its entry said.
+struct Running {
+    server: McpServer,
+    bridge: Bridge<Daemon>,
+    service: Service,
 }
 
 pub struct McpFront {
     config: McpConfig,
-    authority: Daemon,
-    running: tokio::sync::Mutex<HashMap<String, (Bridge<Daemon>, Service)>>,
+    decider: Arc<Decider>,
+    policies: Arc<PolicyCache>,
+    /// By (workspace, server name).
+    running: tokio::sync::Mutex<HashMap<(String, String), Running>>,
 }
 
 impl McpFront {
     pub fn new(config: McpConfig, decider: Arc<Decider>, policies: Arc<PolicyCache>) -> McpFront {
         McpFront {
-            authority: Daemon {
-                decider,
-                policies,
-                cwd: config.cwd.clone(),
-            },
             config,
+            decider,
+            policies,
             running: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
@@ -109,21 +120,6 @@ pub(crate) async fn front(
     Path((session, name)): Path<(String, String)>,
     mut req: Request,
 ) -> Response {
-    let Some(server) = state
-        .mcp
-        .config
-        .servers
-        .iter()
-        .find(|m| m.name == name)
-        .cloned()
-    else {
-        return ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown-mcp-server",
-            format!("no [[mcp.servers]] entry named `{name}`"),
-        )
-        .into_response();
-    };
     let header_session = req
         .headers()
         .get("x-session-id")
@@ -147,7 +143,44 @@ pub(crate) async fn front(
     let admin = token
         .as_deref()
         .is_some_and(|t| state.auth.token_matches(t));
-    let service = match service_for(&state, &server).await {
+    // The session's workspace, its configuration, and the entry there.
+    let recorded = {
+        let id = session.clone();
+        state
+            .with_store(move |s| s.session(&id).ok().flatten().and_then(|s| s.cwd))
+            .await
+            .ok()
+            .flatten()
+    };
+    let workspace = recorded
+        .filter(|cwd| cwd.starts_with('/'))
+        .unwrap_or_else(|| state.mcp.config.cwd.clone());
+    let judge = match state.mcp.policies.get(&workspace).await {
+        Ok(judge) => judge,
+        Err(why) => {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "configuration-error",
+                format!("the configuration of {workspace} does not load: {why}"),
+            )
+            .into_response();
+        }
+    };
+    let Some(server) = judge
+        .policy
+        .mcp_servers
+        .iter()
+        .find(|m| m.name == name)
+        .cloned()
+    else {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-mcp-server",
+            format!("no [[mcp.servers]] entry named `{name}` in the configuration of {workspace}"),
+        )
+        .into_response();
+    };
+    let service = match service_for(&state, &server, &workspace).await {
         Ok(s) => s,
         Err(e) => {
             return ApiError::new(StatusCode::BAD_GATEWAY, "mcp-server-failed", e).into_response();
@@ -165,13 +198,29 @@ pub(crate) async fn front(
     }
 }
 
-/// The running bridge of `server`, started on first use.
-async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, String> {
+/// The running bridge of `server` in `workspace`, started on first use (and
+/// again when its entry changed).
+async fn service_for(
+    state: &AppState,
+    server: &McpServer,
+    workspace: &str,
+) -> Result<Service, String> {
+    let key = (workspace.to_string(), server.name.clone());
     let mut running = state.mcp.running.lock().await;
-    if let Some((_, service)) = running.get(&server.name) {
-        return Ok(service.clone());
+    if let Some(r) = running.get(&key) {
+        if r.server == *server {
+            return Ok(r.service.clone());
+        }
+        // The entry changed: its old server stops, the new one starts.
+        if let Some(old) = running.remove(&key) {
+            old.bridge.close().await;
+        }
     }
-    let config = &state.mcp.config;
+    if running.len() >= MAX_RUNNING {
+        return Err(format!(
+            "{MAX_RUNNING} MCP servers already run for other workspaces; restart `portcullis serve` to free them"
+        ));
+    }
     let target = match &server.url {
         Some(url) => portcullis_bridge::Target::Url(portcullis_bridge::Remote {
             url: url.clone(),
@@ -186,7 +235,7 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
             let mut command = tokio::process::Command::new(program);
             command
                 .args(args)
-                .current_dir(&config.cwd)
+                .current_dir(workspace)
                 .kill_on_drop(true);
             portcullis_bridge::Target::Command(command)
         }
@@ -197,15 +246,27 @@ async fn service_for(state: &AppState, server: &McpServer) -> Result<Service, St
         env_session: None,
         refuse_unpinned: server.refuse_unpinned,
         trusted: server.trusted,
-        cwd: config.cwd.clone(),
+        cwd: workspace.to_string(),
         // Over HTTP each request names its session (the URL path, its token).
         agent: None,
         agent_env_session: None,
     };
-    let bridge = Bridge::connect(opts, state.mcp.authority.clone(), target)
+    let authority = Daemon {
+        decider: Arc::clone(&state.mcp.decider),
+        policies: Arc::clone(&state.mcp.policies),
+        cwd: workspace.to_string(),
+    };
+    let bridge = Bridge::connect(opts, authority, target)
         .await
         .map_err(|e| e.to_string())?;
     let service = portcullis_bridge::http_service(bridge.clone());
-    running.insert(server.name.clone(), (bridge, service.clone()));
+    running.insert(
+        key,
+        Running {
+            server: server.clone(),
+            bridge,
+            service: service.clone(),
+        },
+    );
     Ok(service)
 }
