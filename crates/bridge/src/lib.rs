@@ -20,6 +20,7 @@
 
 mod authority;
 mod clients;
+mod mrtr;
 mod remote;
 /// Tool definitions as pinned (canonical JSON and hash): the engine's.
 pub use portcullis_engine::pins as pin;
@@ -117,6 +118,8 @@ struct Shared<A: Authority> {
     upstream: RwLock<Vec<Peer<RoleServer>>>,
     /// The downstream connection, kept alive as long as the bridge.
     client: tokio::sync::Mutex<Option<RunningService<RoleClient, Downstream<A>>>>,
+    /// Sealed `requestState`s for modern clients' asks (`None`: no key).
+    states: Option<mrtr::States>,
 }
 
 /// Who is calling over HTTP (`/s/{session}/mcp/{name}`): the front door puts
@@ -239,6 +242,7 @@ impl<A: Authority> Bridge<A> {
             offered: RwLock::new(HashMap::new()),
             upstream: RwLock::new(Vec::new()),
             client: tokio::sync::Mutex::new(None),
+            states: mrtr::States::new(),
         });
         let handler = Downstream {
             shared: Arc::clone(&shared),
@@ -460,20 +464,25 @@ fn what_it_does(d: &portcullis_policy::Decision) -> String {
     lines.join("\n")
 }
 
-/// Whether the agent declared it can show elicitation forms.
+/// Whether the agent declared it can show elicitation forms (in
+/// `initialize`, or a modern client in each request's `_meta`).
 fn client_elicits(context: &RequestContext<RoleServer>) -> bool {
     context
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some())
+        .client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some())
 }
 
-/// The name the client gave in `initialize`.
-fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+/// Whether the client speaks 2026-07-28 or later: it asks by
+/// `InputRequiredResult`, not by `elicitation/create`.
+fn client_is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
-        .peer
-        .peer_info()
-        .map(|info| info.client_info.name.clone())
+        .protocol_version()
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
+}
+
+/// The name the client gave (`initialize`, or a modern request's `_meta`).
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    context.client_info().map(|info| info.name)
 }
 
 /// How long a person has to answer the client's prompt.
@@ -534,6 +543,68 @@ impl<A: Authority> Bridge<A> {
             .decide(call.clone(), ctx.clone())
             .await
             .ok()
+    }
+}
+
+/// What a modern client's ask comes to.
+enum Modern {
+    /// Ask the person through the client: the form and the sealed state.
+    Ask(rmcp::model::InputRequiredResult),
+    /// The person allowed it once: the call judged again.
+    Judged(portcullis_engine::Outcome),
+    /// No state to ask with, or judging again failed: keep the refusal.
+    Refuse,
+}
+
+impl<A: Authority> Bridge<A> {
+    /// The 2026-07-28 ask ([`mrtr`]): a retry carrying a state that opens
+    /// for this very call and session, with the person's accept, approves
+    /// its request once and the call is judged again; anything else is
+    /// asked (again) with a new state.
+    async fn ask_modern(
+        &self,
+        request: &CallToolRequestParams,
+        full: &str,
+        call: &ToolCall,
+        ctx: &CallContext,
+        ui_base: &str,
+        asked: &portcullis_engine::Outcome,
+    ) -> Modern {
+        let (Some(states), Some(pending)) = (&self.shared.states, asked.request.as_ref()) else {
+            return Modern::Refuse;
+        };
+        let bound = mrtr::binding(
+            full,
+            &portcullis_engine::args_hash(&call.input),
+            asked.session.as_deref(),
+        );
+        if let Some(state) = request.request_state.as_deref()
+            && let Some(approved) =
+                states.approved(state, request.input_responses.as_ref(), &bound)
+        {
+            let by = format!("elicitation:{}", self.shared.name);
+            let approve = self
+                .shared
+                .authority
+                .with_engine(move |e| e.approve_once(approved, &by, Self::now()))
+                .await;
+            return match approve {
+                Ok(_) => match self.shared.authority.decide(call.clone(), ctx.clone()).await {
+                    Ok(again) => Modern::Judged(again),
+                    Err(_) => Modern::Refuse,
+                },
+                Err(_) => Modern::Refuse,
+            };
+        }
+        let what = what_it_does(&asked.decision);
+        let id = pending.id;
+        let message = format!(
+            "portcullis: allow `{full}` once?\nIt would:\n{what}\nPermission request #{id} (also in the portcullis UI: {ui_base}/#request-{id}).",
+        );
+        match states.ask(id, message, &bound) {
+            Some(input) => Modern::Ask(input),
+            None => Modern::Refuse,
+        }
     }
 }
 
@@ -737,8 +808,17 @@ impl<A: Authority> ServerHandler for Bridge<A> {
         if outcome.decision.decision == Verdict::Ask
             && let Some(r) = outcome.request.as_ref().filter(|r| r.eligible)
         {
-            let request = r.id;
-            if client_elicits(&context) {
+            let pending = r.id;
+            if client_elicits(&context) && client_is_modern(&context) {
+                match self
+                    .ask_modern(&request, &full, &call, &ctx, &ui_base, &outcome)
+                    .await
+                {
+                    Modern::Ask(asked) => return Ok(CallToolResponse::InputRequired(asked)),
+                    Modern::Judged(again) => outcome = again,
+                    Modern::Refuse => {}
+                }
+            } else if client_elicits(&context) {
                 if let Some(again) = self
                     .ask_in_client(&context, &full, &call, &ctx, &ui_base, &outcome)
                     .await
@@ -747,7 +827,7 @@ impl<A: Authority> ServerHandler for Bridge<A> {
                 }
             } else if let Some(policy) = &policy
                 && let Some(timeout) = Self::hold_timeout(policy, client_name(&context).as_deref())
-                && let Some(again) = self.hold(request, timeout, &call, &ctx).await
+                && let Some(again) = self.hold(pending, timeout, &call, &ctx).await
             {
                 outcome = again;
             }

@@ -633,6 +633,87 @@ fn a_modern_client_without_a_handshake_is_served() {
     assert!(!w.work.join("x.txt").exists());
 }
 
+/// The 2026-07-28 ask: a modern client that declares elicitation gets an
+/// `InputRequiredResult` (the approval form and a sealed `requestState`)
+/// instead of a refusal; its retry with the person's accept and the state
+/// runs the call. The state approves once: replayed, tampered with, or
+/// answered with a decline, it approves nothing and the client is asked
+/// again.
+#[test]
+fn a_modern_client_is_asked_with_input_required_and_a_sealed_state() {
+    use std::io::{BufRead, BufReader, Write};
+    let w = World::new("mode = \"ask\"\n");
+    let mut c = w.portcullis();
+    c.args(["mcp-bridge", "--name", "fs", "--session", "s1", "--"])
+        .arg(bin("mcp-server-filesystem"))
+        .arg(&w.work)
+        .arg(&w.outside)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = 0;
+    let mut ask = |params: Value| -> Value {
+        next += 1;
+        let r = json!({"jsonrpc": "2.0", "id": next, "method": "tools/call", "params": params});
+        writeln!(stdin, "{r}").unwrap();
+        let line = lines.next().expect("an answer").unwrap();
+        serde_json::from_str::<Value>(&line).expect("only JSON-RPC on stdout")["result"].clone()
+    };
+    let notes = w.outside.join("notes.txt");
+    let call = |extra: Value| {
+        let mut p = json!({"_meta": meta, "name": "read_text_file", "arguments": {"path": notes}});
+        if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        p
+    };
+    let accept = |allow: bool| json!({"portcullis-approval": {"action": "accept", "content": {"allow": allow}}});
+    let asked_again = |r: &Value| {
+        r["resultType"] == "input_required" && !r.to_string().contains("outside the workspace\\n")
+    };
+
+    // 1. Asked, not refused: the form names the file; the state is opaque.
+    let first = ask(call(json!({})));
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let form = &first["inputRequests"]["portcullis-approval"];
+    assert_eq!(form["method"], "elicitation/create", "{first}");
+    assert!(form["params"]["message"].to_string().contains("notes.txt"), "{first}");
+    let state = first["requestState"].as_str().unwrap().to_string();
+
+    // 2. Declined: nothing runs; asked again.
+    let r = ask(call(json!({"inputResponses": accept(false), "requestState": state})));
+    assert!(asked_again(&r), "{r}");
+
+    // 3. Tampered with: approves nothing.
+    let mut forged = state.clone().into_bytes();
+    let last = forged.len() - 2;
+    forged[last] = if forged[last] == b'A' { b'B' } else { b'A' };
+    let forged = String::from_utf8(forged).unwrap();
+    let r = ask(call(json!({"inputResponses": accept(true), "requestState": forged})));
+    assert!(asked_again(&r), "{r}");
+
+    // 4. Accepted with the state: the call runs.
+    let r = ask(call(json!({"inputResponses": accept(true), "requestState": state})));
+    assert_ne!(r["isError"], true, "{r}");
+    assert_ne!(r["resultType"], "input_required", "{r}");
+    assert_eq!(r["content"][0]["text"], "outside the workspace\n", "{r}");
+
+    // 5. The same state again: used up, asked again.
+    let r = ask(call(json!({"inputResponses": accept(true), "requestState": state})));
+    assert!(asked_again(&r), "{r}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_server_runs_by_name_with_its_own_rules() {
     let w = World::new("");
