@@ -88,19 +88,19 @@ mod tests {
         };
         let codex = meta(&[("callId", "call_1"), ("threadId", "thread-9")]);
         assert_eq!(
-            call_identity(Some("codex-mcp-client"), &codex),
+            call_identity(Some("codex-mcp-client"), codex),
             (Some("call_1".into()), Some("thread-9".into()))
         );
         // Another client's `callId`/`threadId` name nothing: keys are the
         // client's own.
-        assert_eq!(call_identity(Some("other"), &codex), (None, None));
-        assert_eq!(call_identity(None, &codex), (None, None));
+        assert_eq!(call_identity(Some("other"), codex), (None, None));
+        assert_eq!(call_identity(None, codex), (None, None));
         let claude = meta(&[("claudecode/toolUseId", "toolu_1")]);
         assert_eq!(
-            call_identity(Some("claude-code"), &claude),
+            call_identity(Some("claude-code"), claude),
             (Some("toolu_1".into()), None)
         );
-        assert_eq!(call_identity(None, &claude), (Some("toolu_1".into()), None));
+        assert_eq!(call_identity(None, claude), (Some("toolu_1".into()), None));
     }
 
     #[test]

@@ -250,8 +250,13 @@ impl<A: Authority> Bridge<A> {
         let client: RunningService<RoleClient, Downstream<A>> = match target {
             Target::Command(command) => {
                 let shown = format!("{:?}", command.as_std());
-                let transport = rmcp::transport::TokioChildProcess::new(command)
-                    .map_err(|source| BridgeError::Spawn { command: shown, source })?;
+                let transport =
+                    rmcp::transport::TokioChildProcess::new(command).map_err(|source| {
+                        BridgeError::Spawn {
+                            command: shown,
+                            source,
+                        }
+                    })?;
                 handler
                     .serve(transport)
                     .await
@@ -551,7 +556,7 @@ enum Modern {
     /// Ask the person through the client: the form and the sealed state.
     Ask(rmcp::model::InputRequiredResult),
     /// The person allowed it once: the call judged again.
-    Judged(portcullis_engine::Outcome),
+    Judged(Box<portcullis_engine::Outcome>),
     /// No state to ask with, or judging again failed: keep the refusal.
     Refuse,
 }
@@ -579,8 +584,7 @@ impl<A: Authority> Bridge<A> {
             asked.session.as_deref(),
         );
         if let Some(state) = request.request_state.as_deref()
-            && let Some(approved) =
-                states.approved(state, request.input_responses.as_ref(), &bound)
+            && let Some(approved) = states.approved(state, request.input_responses.as_ref(), &bound)
         {
             let by = format!("elicitation:{}", self.shared.name);
             let approve = self
@@ -589,8 +593,13 @@ impl<A: Authority> Bridge<A> {
                 .with_engine(move |e| e.approve_once(approved, &by, Self::now()))
                 .await;
             return match approve {
-                Ok(_) => match self.shared.authority.decide(call.clone(), ctx.clone()).await {
-                    Ok(again) => Modern::Judged(again),
+                Ok(_) => match self
+                    .shared
+                    .authority
+                    .decide(call.clone(), ctx.clone())
+                    .await
+                {
+                    Ok(again) => Modern::Judged(Box::new(again)),
                     Err(_) => Modern::Refuse,
                 },
                 Err(_) => Modern::Refuse,
@@ -815,7 +824,7 @@ impl<A: Authority> ServerHandler for Bridge<A> {
                     .await
                 {
                     Modern::Ask(asked) => return Ok(CallToolResponse::InputRequired(asked)),
-                    Modern::Judged(again) => outcome = again,
+                    Modern::Judged(again) => outcome = *again,
                     Modern::Refuse => {}
                 }
             } else if client_elicits(&context) {

@@ -55,7 +55,12 @@ impl States {
 
     /// The input-required answer asking a person, through the client, to
     /// allow `request` once: the form and the sealed state bound to `bound`.
-    pub(crate) fn ask(&self, request: i64, message: String, bound: &str) -> Option<InputRequiredResult> {
+    pub(crate) fn ask(
+        &self,
+        request: i64,
+        message: String,
+        bound: &str,
+    ) -> Option<InputRequiredResult> {
         let sealed = self
             .codec
             .seal_json_with(
@@ -96,7 +101,12 @@ impl States {
     ) -> Option<i64> {
         let opened: Sealed = self.codec.open_json_with(state, bound.as_bytes()).ok()?;
         let answer = responses?.get(APPROVAL)?;
-        let accepted = answer["action"] == "accept" && answer["content"]["allow"] == true;
+        let accepted = answer.get("action").and_then(Value::as_str) == Some("accept")
+            && answer
+                .get("content")
+                .and_then(|c| c.get("allow"))
+                .and_then(Value::as_bool)
+                == Some(true);
         if !accepted {
             return None;
         }
@@ -145,12 +155,21 @@ mod tests {
             *b = if *b == b'A' { b'B' } else { b'A' };
         }
         let tampered = String::from_utf8(tampered).unwrap();
-        assert_eq!(states.approved(&tampered, Some(&accept(true)), &bound), None);
+        assert_eq!(
+            states.approved(&tampered, Some(&accept(true)), &bound),
+            None
+        );
         // Another bridge's key: nothing.
         let other_bridge = States::new().unwrap();
-        assert_eq!(other_bridge.approved(&state, Some(&accept(true)), &bound), None);
+        assert_eq!(
+            other_bridge.approved(&state, Some(&accept(true)), &bound),
+            None
+        );
         // The call itself: once.
-        assert_eq!(states.approved(&state, Some(&accept(true)), &bound), Some(7));
+        assert_eq!(
+            states.approved(&state, Some(&accept(true)), &bound),
+            Some(7)
+        );
         assert_eq!(states.approved(&state, Some(&accept(true)), &bound), None);
     }
 }

@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn only_http_and_https_urls_are_served() {
         let e = Remote::new("ftp://127.0.0.1/mcp").client().unwrap_err();
-        assert!(e.to_string().contains("neither http:// nor https://"), "{e}");
+        assert!(
+            e.to_string().contains("neither http:// nor https://"),
+            "{e}"
+        );
         Remote::new("http://127.0.0.1/mcp").client().unwrap();
         Remote::new("https://127.0.0.1/mcp").client().unwrap();
     }

@@ -116,7 +116,8 @@ pub fn forward(
         reader.read_line(&mut answer),
         "waiting for the daemon's answer",
     )?;
-    let response: HookResponse = said(serde_json::from_str(&answer), "reading the daemon's answer")?;
+    let response: HookResponse =
+        said(serde_json::from_str(&answer), "reading the daemon's answer")?;
     Ok(match response {
         HookResponse::Reply(reply) => Ok(reply.into()),
         HookResponse::Failed(why) => Err(why),

@@ -558,7 +558,11 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
     let fs_server = harness::repo_root()
         .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(fs_server.exists(), "npm ci --prefix e2e: {}", fs_server.display());
+    assert!(
+        fs_server.exists(),
+        "npm ci --prefix e2e: {}",
+        fs_server.display()
+    );
     codex_config(&world, &[&project]);
     // The filesystem server behind the bridge (it may read all three folders
     // itself: what stops the agent is portcullis).
@@ -622,16 +626,21 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
         "the first read was not refused with a request: {text}\n{ctx}"
     );
     let requests = pending();
-    assert_eq!(requests.len(), 1, "one request per call: {requests:?}\n{ctx}");
     assert_eq!(
-        requests[0]["session"], thread.as_str(),
+        requests.len(),
+        1,
+        "one request per call: {requests:?}\n{ctx}"
+    );
+    assert_eq!(
+        requests[0]["session"],
+        thread.as_str(),
         "the request is in Codex's thread: {requests:?}"
     );
     let (decisions, dump) = world.decisions(&thread);
     assert!(
-        decisions
-            .iter()
-            .any(|r| r["event"]["detail"]["reasons"].to_string().contains("left-to-bridge")),
+        decisions.iter().any(|r| r["event"]["detail"]["reasons"]
+            .to_string()
+            .contains("left-to-bridge")),
         "the hook did not leave the call to the bridge in thread {thread}:\n{dump}"
     );
     let id = requests[0]["id"].as_i64().unwrap();
@@ -657,9 +666,11 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
     let (decisions, dump) = world.decisions(&thread);
     assert!(
-        decisions.iter().any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
-            && r["event"]["detail"]["origin"] == "mcp"
-            && r["event"]["verdict"] == "allow"),
+        decisions
+            .iter()
+            .any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
+                && r["event"]["detail"]["origin"] == "mcp"
+                && r["event"]["verdict"] == "allow"),
         "no allowed bridge decision in thread {thread}:\n{dump}"
     );
 
@@ -676,7 +687,12 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
-    let (text, _, ctx) = attempt(&read(&link), Some(&thread), "the symlink", &format!("{CALL_ID}_3"));
+    let (text, _, ctx) = attempt(
+        &read(&link),
+        Some(&thread),
+        "the symlink",
+        &format!("{CALL_ID}_3"),
+    );
     assert!(
         text.contains("portcullis refused") && !text.contains("secret plan"),
         "a symlink out of Downloads was read through the grant: {text}\n{ctx}"

@@ -70,19 +70,20 @@ fn gemini_with(
     name: &str,
 ) -> Ran {
     let mut cmd = world.agent(bin, project);
-    cmd.args(extra).args([
-        "-p",
-        "Run the scripted command.",
-        "--yolo",
-        // A fixed model: `auto` would first ask a router model to choose.
-        "-m",
-        "gemini-2.5-flash",
-    ])
-    .env("TERM", "xterm-256color")
-    .env("GEMINI_API_KEY", "test")
-    .env("GOOGLE_GEMINI_BASE_URL", server.url())
-    // Headless Gemini refuses an untrusted folder; this one is a scratch project.
-    .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    cmd.args(extra)
+        .args([
+            "-p",
+            "Run the scripted command.",
+            "--yolo",
+            // A fixed model: `auto` would first ask a router model to choose.
+            "-m",
+            "gemini-2.5-flash",
+        ])
+        .env("TERM", "xterm-256color")
+        .env("GEMINI_API_KEY", "test")
+        .env("GOOGLE_GEMINI_BASE_URL", server.url())
+        // Headless Gemini refuses an untrusted folder; this one is a scratch project.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
     world.run(&mut cmd, name, GEMINI_TIMEOUT)
 }
 
@@ -241,7 +242,11 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
     let fs_server = harness::repo_root()
         .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(fs_server.exists(), "npm ci --prefix e2e: {}", fs_server.display());
+    assert!(
+        fs_server.exists(),
+        "npm ci --prefix e2e: {}",
+        fs_server.display()
+    );
     // The user's settings: API-key auth and the filesystem server behind the
     // bridge (it may read all three folders itself: what stops the agent is
     // portcullis).
@@ -293,14 +298,24 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
         "the first read was not refused with a request: {text}\n{ctx}"
     );
     let requests = pending();
-    assert_eq!(requests.len(), 1, "one request per call: {requests:?}\n{ctx}");
-    let session = requests[0]["session"].as_str().unwrap_or_default().to_string();
-    assert!(!session.is_empty(), "the request has a session: {requests:?}");
+    assert_eq!(
+        requests.len(),
+        1,
+        "one request per call: {requests:?}\n{ctx}"
+    );
+    let session = requests[0]["session"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !session.is_empty(),
+        "the request has a session: {requests:?}"
+    );
     let (decisions, dump) = world.decisions(&session);
     assert!(
-        decisions
-            .iter()
-            .any(|r| r["event"]["detail"]["reasons"].to_string().contains("left-to-bridge")),
+        decisions.iter().any(|r| r["event"]["detail"]["reasons"]
+            .to_string()
+            .contains("left-to-bridge")),
         "the hook did not leave the call to the bridge in session {session}:\n{dump}"
     );
     let id = requests[0]["id"].as_i64().unwrap();
@@ -325,9 +340,11 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
     let (decisions, dump) = world.decisions(&session);
     assert!(
-        decisions.iter().any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
-            && r["event"]["detail"]["origin"] == "mcp"
-            && r["event"]["verdict"] == "allow"),
+        decisions
+            .iter()
+            .any(|r| r["event"]["tool"] == "mcp__fs__read_text_file"
+                && r["event"]["detail"]["origin"] == "mcp"
+                && r["event"]["verdict"] == "allow"),
         "no allowed bridge decision in session {session}:\n{dump}"
     );
 
@@ -360,5 +377,9 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
         .into_iter()
         .filter(|r| r["session"] != session.as_str())
         .collect();
-    assert_eq!(others.len(), 1, "the second session's one request: {others:?}");
+    assert_eq!(
+        others.len(),
+        1,
+        "the second session's one request: {others:?}"
+    );
 }

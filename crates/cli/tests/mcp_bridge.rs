@@ -685,11 +685,16 @@ fn a_modern_client_is_asked_with_input_required_and_a_sealed_state() {
     assert_eq!(first["resultType"], "input_required", "{first}");
     let form = &first["inputRequests"]["portcullis-approval"];
     assert_eq!(form["method"], "elicitation/create", "{first}");
-    assert!(form["params"]["message"].to_string().contains("notes.txt"), "{first}");
+    assert!(
+        form["params"]["message"].to_string().contains("notes.txt"),
+        "{first}"
+    );
     let state = first["requestState"].as_str().unwrap().to_string();
 
     // 2. Declined: nothing runs; asked again.
-    let r = ask(call(json!({"inputResponses": accept(false), "requestState": state})));
+    let r = ask(call(
+        json!({"inputResponses": accept(false), "requestState": state}),
+    ));
     assert!(asked_again(&r), "{r}");
 
     // 3. Tampered with: approves nothing.
@@ -697,17 +702,23 @@ fn a_modern_client_is_asked_with_input_required_and_a_sealed_state() {
     let last = forged.len() - 2;
     forged[last] = if forged[last] == b'A' { b'B' } else { b'A' };
     let forged = String::from_utf8(forged).unwrap();
-    let r = ask(call(json!({"inputResponses": accept(true), "requestState": forged})));
+    let r = ask(call(
+        json!({"inputResponses": accept(true), "requestState": forged}),
+    ));
     assert!(asked_again(&r), "{r}");
 
     // 4. Accepted with the state: the call runs.
-    let r = ask(call(json!({"inputResponses": accept(true), "requestState": state})));
+    let r = ask(call(
+        json!({"inputResponses": accept(true), "requestState": state}),
+    ));
     assert_ne!(r["isError"], true, "{r}");
     assert_ne!(r["resultType"], "input_required", "{r}");
     assert_eq!(r["content"][0]["text"], "outside the workspace\n", "{r}");
 
     // 5. The same state again: used up, asked again.
-    let r = ask(call(json!({"inputResponses": accept(true), "requestState": state})));
+    let r = ask(call(
+        json!({"inputResponses": accept(true), "requestState": state}),
+    ));
     assert!(asked_again(&r), "{r}");
     drop(stdin);
     let _ = child.kill();
@@ -927,17 +938,44 @@ fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-    run(&[&["req", "-x509"][..], &ec, &[
-        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=portcullis test CA",
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-    ]]
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    run(&[
+        &["req", "-x509"][..],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=portcullis test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+    ]
     .concat());
-    run(&[&["req"][..], &ec, &[
-        "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1",
-    ]]
+    run(&[
+        &["req"][..],
+        &ec,
+        &[
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    ]
     .concat());
     std::fs::write(
         dir.join("server.ext"),
@@ -945,10 +983,27 @@ fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     )
     .unwrap();
     run(&[
-        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
     ]);
-    (dir.join("ca.pem"), dir.join("server.pem"), dir.join("server.key"))
+    (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    )
 }
 
 /// The seed's HTTPS downstream: a Streamable HTTP server behind TLS signed by
@@ -997,8 +1052,15 @@ async fn an_https_server_is_bridged_with_its_ca_and_refused_without() {
     // store holds the CA gives).
     let system = World::new("mode = \"ask\"\n[permissions]\nallow = [\"mcp__web__echo\"]\n");
     let mut std = system.portcullis();
-    std.env("SSL_CERT_FILE", &ca)
-        .args(["mcp-bridge", "--name", "web", "--session", "s1", "--url", &url]);
+    std.env("SSL_CERT_FILE", &ca).args([
+        "mcp-bridge",
+        "--name",
+        "web",
+        "--session",
+        "s1",
+        "--url",
+        &url,
+    ]);
     let mut cmd = tokio::process::Command::from(std);
     cmd.kill_on_drop(true);
     let c = Agent::default()
@@ -1012,7 +1074,15 @@ async fn an_https_server_is_bridged_with_its_ca_and_refused_without() {
     // Without the CA: no handshake, a refusal naming the certificate.
     let out = system
         .portcullis()
-        .args(["mcp-bridge", "--name", "web", "--session", "s1", "--url", &url])
+        .args([
+            "mcp-bridge",
+            "--name",
+            "web",
+            "--session",
+            "s1",
+            "--url",
+            &url,
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -1034,7 +1104,10 @@ async fn an_https_server_is_bridged_with_its_ca_and_refused_without() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("https:// server only"), "{stderr}");
+    assert!(
+        !out.status.success() && stderr.contains("https:// server only"),
+        "{stderr}"
+    );
 }
 
 /// A compromised server whose tools take no argument the bridge could judge:

@@ -233,10 +233,7 @@ async fn service_for(
                 return Err(format!("MCP server `{}` has an empty command", server.name));
             };
             let mut command = tokio::process::Command::new(program);
-            command
-                .args(args)
-                .current_dir(workspace)
-                .kill_on_drop(true);
+            command.args(args).current_dir(workspace).kill_on_drop(true);
             portcullis_bridge::Target::Command(command)
         }
     };
