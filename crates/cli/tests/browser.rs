@@ -42,6 +42,11 @@ fn screenshots() -> PathBuf {
 }
 
 async fn browser(profile: &std::path::Path) -> (Driver, Client) {
+    browser_with(profile, &[]).await
+}
+
+/// [`browser`] with more Chromium arguments (`--force-dark-mode`).
+async fn browser_with(profile: &std::path::Path, extra: &[&str]) -> (Driver, Client) {
     assert!(
         std::path::Path::new(CHROMEDRIVER).exists(),
         "{CHROMEDRIVER} is missing: apt-get install -y chromium chromium-driver (scripts/test does)"
@@ -76,19 +81,24 @@ async fn browser(profile: &std::path::Path) -> (Driver, Client) {
         assert!(Instant::now() < deadline, "chromedriver never answered");
         std::thread::sleep(Duration::from_millis(100));
     }
+    let mut args = vec![
+        "--headless=new".to_string(),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-quic".into(),
+        "--no-first-run".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--disable-dev-shm-usage".into(),
+        "--window-size=1280,800".into(),
+        format!("--user-data-dir={}", profile.display()),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
-        json!({
-            "binary": CHROMIUM,
-            "args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                "--window-size=1280,800",
-                format!("--user-data-dir={}", profile.display()),
-            ]
-        }),
+        json!({"binary": CHROMIUM, "args": args}),
     );
     let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
@@ -520,4 +530,116 @@ async fn the_list_holds_still_under_the_pointer() {
     let after = after.as_array().unwrap();
     assert_eq!(after.len(), before - 1, "only the card shown was denied");
     assert!(after.iter().all(|r| r["session"] != "m17"));
+}
+
+/// axe-core (`e2e/node_modules/axe-core`, `npm ci --prefix e2e`): its
+/// WCAG 2.x A and AA rules run on the page the browser shows; the violations,
+/// a line each (rule, impact, the elements and why).
+async fn axe_violations(c: &Client) -> Vec<String> {
+    let axe = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../e2e/node_modules/axe-core/axe.min.js");
+    let source = std::fs::read_to_string(&axe)
+        .unwrap_or_else(|e| panic!("{}: {e} (npm ci --prefix e2e)", axe.display()));
+    c.execute(&source, vec![]).await.expect("axe-core loads");
+    let found = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+               .then(r => done(r.violations.map(v => v.id + ' (' + v.impact + '): ' +
+                   v.nodes.map(n => n.target.join(' ') + ' — ' + n.failureSummary).join(' | '))))
+               .catch(e => done(['axe failed: ' + e]));",
+            vec![],
+        )
+        .await
+        .expect("axe.run answers");
+    serde_json::from_value(found).expect("a list of violations")
+}
+
+/// Every page — Requests (a compound call and a plain read pending),
+/// Grants, Sessions, Audit, and the page a browser without the login gets —
+/// passes axe-core's WCAG 2.1 A/AA rules (contrast included) in the light
+/// and the dark theme; the screenshots of each land in `target/screenshots/`
+/// (the README's come from there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_passes_axe_in_both_themes() {
+    let s = Served::start();
+    s.register("s1");
+    let compound =
+        json!({"command": "rm -rf node_modules && git push --force origin main"}).to_string();
+    s.cli_json(&[
+        "check",
+        "--session",
+        "s1",
+        "--tool",
+        "Bash",
+        "--origin",
+        "core",
+        "--input",
+        &compound,
+    ]);
+    let first = s.check_outside_read("s1");
+    assert_eq!(first["decision"], "ask", "{first}");
+    // One request resolved for the session: a grant to list.
+    let listed = s.cli_json(&["requests", "list", "--json"]);
+    let read = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r.to_string().contains("notes.txt"))
+        .unwrap_or_else(|| panic!("no request for the read: {listed}"))["id"]
+        .to_string();
+    s.cli_json(&["requests", "resolve", &read, "--scope", "session", "--json"]);
+    s.check_outside_read("s1");
+
+    for (theme, extra) in [("light", &[][..]), ("dark", &["--force-dark-mode"][..])] {
+        let profile = tempfile::tempdir().unwrap();
+        let (_driver, c) = browser_with(profile.path(), extra).await;
+        // Logged out first: the page a stranger gets.
+        c.goto(&format!("http://127.0.0.1:{}/", s.port))
+            .await
+            .unwrap();
+        let dark: Value = c
+            .execute(
+                "return matchMedia('(prefers-color-scheme: dark)').matches;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            dark,
+            json!(theme == "dark"),
+            "the {theme} theme is not the one shown"
+        );
+        let mut failures = Vec::new();
+        let found = axe_violations(&c).await;
+        if !found.is_empty() {
+            failures.push(format!("locked page, {theme}: {found:#?}"));
+        }
+        shot(&c, &format!("locked-{theme}")).await;
+        c.goto(&s.login_url).await.unwrap();
+        wait_for(&c, "#requests").await;
+        for (page, path, ready) in [
+            ("requests", "/", "#requests"),
+            ("grants", "/grants", "nav.top"),
+            ("sessions", "/sessions", "nav.top"),
+            ("audit", "/audit", "nav.top"),
+        ] {
+            c.goto(&format!("http://127.0.0.1:{}{path}", s.port))
+                .await
+                .unwrap();
+            wait_for(&c, ready).await;
+            let found = axe_violations(&c).await;
+            if !found.is_empty() {
+                failures.push(format!("{page}, {theme}: {found:#?}"));
+            }
+            // The page from its top (the focused card may have scrolled it).
+            c.execute("window.scrollTo(0, 0);", vec![]).await.unwrap();
+            shot(&c, &format!("{page}-{theme}")).await;
+        }
+        assert!(
+            failures.is_empty(),
+            "axe-core found violations:\n{}",
+            failures.join("\n")
+        );
+    }
 }

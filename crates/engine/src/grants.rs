@@ -506,6 +506,8 @@ pub(crate) fn request_for(
             .and_then(|j| j.rule.clone().or_else(|| Some(j.code.as_str().to_string())))
             .unwrap_or_default(),
         suggested,
+        // Set by the caller, which has the policy.
+        once_ttl_secs: None,
     }))
 }
 

@@ -583,7 +583,12 @@ impl<F: PathFacts> Engine<F> {
             match session_id.as_deref() {
                 Some(own) => {
                     match grants::request_for(&decision, call, &policy.table, own, facts, store)? {
-                        Some(r) => Some(store.raise_request(&r, now)?),
+                        Some(mut r) => {
+                            // An "allow once" waits as long as the
+                            // configuration where the call was judged says.
+                            r.once_ttl_secs = i64::try_from(policy.once_ttl_secs).ok();
+                            Some(store.raise_request(&r, now)?)
+                        }
                         None => None,
                     }
                 }

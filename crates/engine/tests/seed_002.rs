@@ -544,6 +544,30 @@ fn a_retry_loop_makes_one_request_not_a_flood() {
     );
 }
 
+/// An "allow once" waits for its retry as long as `[approvals]
+/// once_ttl_secs` says where the call was judged: past it, the retry asks
+/// again.
+#[test]
+fn an_allow_once_expires_as_configured() {
+    let w = World::new("mode = \"ask\"\n[approvals]\nonce_ttl_secs = 30\n");
+    w.session("S", None, AgentKind::Main);
+    let file = w.p("outside/secret.txt");
+    let request = w.read_tool(&file, &body("S")).request.expect("a request");
+    assert_eq!(request.once_ttl_secs, Some(30));
+    let (_, grant) = w
+        .engine
+        .store()
+        .unwrap()
+        .resolve_request(
+            request.id,
+            portcullis_store::Resolution::Once,
+            "person",
+            NOW,
+        )
+        .unwrap();
+    assert_eq!(grant.unwrap().expires_at, Some(NOW + 30));
+}
+
 #[test]
 fn every_decision_is_audited_without_contents_and_the_chain_holds() {
     let w = World::new("mode = \"ask\"");

@@ -225,6 +225,8 @@ pub struct Layer {
     pub confine: Option<ConfineMode>,
     /// `[confine] git_writes`.
     pub confine_git_writes: Option<bool>,
+    /// `[approvals] once_ttl_secs`.
+    pub once_ttl_secs: Option<u64>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -295,6 +297,21 @@ struct McpServerToml {
     deny: Vec<Spanned<String>>,
 }
 
+/// `[approvals]`: how a person's approvals behave.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApprovalsToml {
+    once_ttl_secs: Option<u64>,
+}
+
+/// How long an "allow once" waits for the retry it was made for, unless
+/// `[approvals] once_ttl_secs` says otherwise (10 minutes).
+pub const DEFAULT_ONCE_TTL_SECS: u64 = 600;
+
+/// The bounds of `[approvals] once_ttl_secs`: at least the time an agent
+/// takes to retry, at most a day (a once-grant is not a standing one).
+pub const ONCE_TTL_BOUNDS: std::ops::RangeInclusive<u64> = 10..=86_400;
+
 /// `[server]`: the approval server.
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -326,6 +343,8 @@ struct FileToml {
     secrets: SecretsToml,
     #[serde(default)]
     confine: ConfineToml,
+    #[serde(default)]
+    approvals: ApprovalsToml,
     /// Rules a person allowed from a permission request and saved ("always"):
     /// portcullis appends one `[[approved]]` table per rule, so the rest of the
     /// file — its comments included — is never rewritten.
@@ -417,6 +436,19 @@ impl Layer {
         for a in &parsed.approved {
             let location = format!("{file}:{} (approved)", line_of(text, a.rule.span().start));
             rules.push(Rule::parse(a.rule.get_ref(), RuleList::Allow, &location)?);
+        }
+        let once_ttl_secs = parsed.approvals.once_ttl_secs;
+        if let Some(t) = once_ttl_secs
+            && !ONCE_TTL_BOUNDS.contains(&t)
+        {
+            return Err(ConfigError::Invalid {
+                file: file.into(),
+                message: format!(
+                    "[approvals] once_ttl_secs = {t}: give {} to {} seconds",
+                    ONCE_TTL_BOUNDS.start(),
+                    ONCE_TTL_BOUNDS.end()
+                ),
+            });
         }
         let mut mcp_servers = Vec::new();
         for m in parsed.mcp.servers {
@@ -536,6 +568,7 @@ impl Layer {
             extra_secret_env: parsed.secrets.extra_env,
             confine: parsed.confine.mode,
             confine_git_writes: parsed.confine.git_writes,
+            once_ttl_secs,
         })
     }
 
@@ -594,6 +627,7 @@ impl Layer {
             extra_secret_env: Vec::new(),
             confine: None,
             confine_git_writes: None,
+            once_ttl_secs: None,
         })
     }
 }
@@ -628,6 +662,9 @@ pub struct Policy {
     /// The projects whose `.portcullis.toml` is loaded (`trusted_projects`
     /// of the user's and the managed configuration), as written.
     pub trusted_projects: Vec<String>,
+    /// How long an "allow once" waits for its retry, in seconds (`[approvals]
+    /// once_ttl_secs`, the shortest of the layers; default 600).
+    pub once_ttl_secs: u64,
 }
 
 /// The approval server's default address.
@@ -665,6 +702,7 @@ impl Default for Policy {
             mcp_servers: Vec::new(),
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
             trusted_projects: Vec::new(),
+            once_ttl_secs: DEFAULT_ONCE_TTL_SECS,
         }
     }
 }
@@ -682,6 +720,7 @@ impl Policy {
             ..Policy::default()
         };
         let mut managed_mode = None;
+        let mut seen_once_ttl = false;
         for l in &layers {
             if let Some(m) = l.mode {
                 p.mode = m;
@@ -719,6 +758,15 @@ impl Policy {
             }
             if let Some(g) = l.confine_git_writes {
                 p.confine_git_writes = g;
+            }
+            // The shortest wins: no layer lengthens what another shortened.
+            if let Some(t) = l.once_ttl_secs {
+                p.once_ttl_secs = if seen_once_ttl {
+                    p.once_ttl_secs.min(t)
+                } else {
+                    t
+                };
+                seen_once_ttl = true;
             }
             for m in &l.mcp_servers {
                 p.mcp_servers.retain(|x| x.name != m.name);
@@ -909,6 +957,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("[secrets]"), "{err}");
+    }
+
+    #[test]
+    fn the_once_ttl_is_bounded_and_the_shortest_layer_wins() {
+        let layer = |kind, text: &str| Layer::from_toml(kind, "c.toml", text);
+        assert_eq!(Policy::default().once_ttl_secs, DEFAULT_ONCE_TTL_SECS);
+        let user = layer(LayerKind::User, "[approvals]\nonce_ttl_secs = 1800\n").unwrap();
+        assert_eq!(user.once_ttl_secs, Some(1800));
+        assert_eq!(Policy::from_layers(vec![user]).once_ttl_secs, 1800);
+        let user = layer(LayerKind::User, "[approvals]\nonce_ttl_secs = 1800\n").unwrap();
+        let managed = layer(LayerKind::Managed, "[approvals]\nonce_ttl_secs = 60\n").unwrap();
+        let project = layer(LayerKind::Project, "[approvals]\nonce_ttl_secs = 3600\n").unwrap();
+        assert_eq!(
+            Policy::from_layers(vec![project, managed, user]).once_ttl_secs,
+            60
+        );
+        for bad in ["5", "86401", "0"] {
+            let err = layer(
+                LayerKind::User,
+                &format!("[approvals]\nonce_ttl_secs = {bad}\n"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains("once_ttl_secs") && err.contains("10 to 86400"),
+                "{err}"
+            );
+        }
+        let err = layer(LayerKind::User, "[approvals]\nonce_ttl = 60\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("once_ttl"), "{err}");
     }
 
     #[test]

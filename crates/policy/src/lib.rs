@@ -26,8 +26,8 @@ pub mod tool;
 pub mod tool_fields;
 
 pub use config::{
-    AgentSettings, ConfineMode, Layer, LayerKind, McpServer, Mode, OnAsk, Policy, WorkspaceConfig,
-    trusts_project,
+    AgentSettings, ConfineMode, DEFAULT_ONCE_TTL_SECS, Layer, LayerKind, McpServer, Mode,
+    ONCE_TTL_BOUNDS, OnAsk, Policy, WorkspaceConfig, trusts_project,
 };
 pub use decide::{Confine, Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;

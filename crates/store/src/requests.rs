@@ -10,13 +10,14 @@ use crate::types::{
 use crate::{Result, Store, StoreError};
 
 /// How long a `once` grant made by resolving a request waits for the retry
-/// it was made for (10 minutes).
+/// it was made for (10 minutes), unless the request says otherwise
+/// ([`NewRequest::once_ttl_secs`]).
 pub const ONCE_GRANT_TTL_SECS: i64 = 600;
 
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
                             resolved_at, grant_id, held_until, deny_message, deny_until, \
-                            deny_standing";
+                            deny_standing, once_ttl_secs";
 
 /// `Vec<Resolution>` as a JSON array of words.
 struct Suggested(Vec<Resolution>);
@@ -59,6 +60,7 @@ fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
         deny_message: r.get(17)?,
         deny_until: r.get(18)?,
         deny_standing: r.get(19)?,
+        once_ttl_secs: r.get(20)?,
     })
 }
 
@@ -92,15 +94,16 @@ impl Store {
         }
         let sql = format!(
             "INSERT INTO requests (session, tool, op, target, reason, eligible, policy_scope,
-                                   suggested, count, created_at, last_seen, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending')
+                                   suggested, count, created_at, last_seen, status, once_ttl_secs)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending', ?10)
              ON CONFLICT (session, tool, op, target) WHERE status = 'pending'
              DO UPDATE SET count = count + 1,
                            last_seen = max(last_seen, excluded.last_seen),
                            reason = excluded.reason,
                            eligible = excluded.eligible,
                            policy_scope = excluded.policy_scope,
-                           suggested = excluded.suggested
+                           suggested = excluded.suggested,
+                           once_ttl_secs = excluded.once_ttl_secs
              RETURNING {REQUEST_COLS}"
         );
         let request = tx
@@ -116,7 +119,8 @@ impl Store {
                         r.eligible,
                         r.policy_scope,
                         Suggested(r.suggested.clone()),
-                        now
+                        now,
+                        r.once_ttl_secs
                     ],
                     request_from_row,
                 )
@@ -301,8 +305,9 @@ impl Store {
                     op,
                     target,
                     // An approval left unused does not wait for a retry forever.
-                    expires_at: (scope == GrantScope::Once)
-                        .then(|| now.saturating_add(ONCE_GRANT_TTL_SECS)),
+                    expires_at: (scope == GrantScope::Once).then(|| {
+                        now.saturating_add(request.once_ttl_secs.unwrap_or(ONCE_GRANT_TTL_SECS))
+                    }),
                     approver: approver.to_owned(),
                     request: Some(id),
                 };

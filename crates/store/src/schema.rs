@@ -189,6 +189,16 @@ CREATE INDEX call_links_process ON call_links(agent_pid, agent_start, tool, args
 CREATE INDEX call_links_call_id ON call_links(call_id) WHERE call_id IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 6,
+        name: "how long an allow-once made from a request waits for its retry",
+        sql: r#"
+-- How long a `once` grant made from this request waits for its retry: the
+-- configuration's `[approvals] once_ttl_secs` where the call was judged
+-- (NULL: the default, 10 minutes).
+ALTER TABLE requests ADD COLUMN once_ttl_secs INTEGER;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -477,6 +477,9 @@ pub struct NewRequest {
     pub policy_scope: String,
     /// The resolutions to offer, safest first. [`Resolution::Device`] only for reads.
     pub suggested: Vec<Resolution>,
+    /// How long a `once` grant made from it waits for the retry (`None`:
+    /// [`crate::ONCE_GRANT_TTL_SECS`]).
+    pub once_ttl_secs: Option<i64>,
 }
 
 /// A permission request as stored.
@@ -524,6 +527,9 @@ pub struct Request {
     pub deny_until: Option<i64>,
     /// Whether the denial stands for the same call's next attempts.
     pub deny_standing: bool,
+    /// How long a `once` grant made from it waits for the retry (`None`:
+    /// [`crate::ONCE_GRANT_TTL_SECS`]).
+    pub once_ttl_secs: Option<i64>,
 }
 
 /// How a person's denial reaches the agent: the same call attempted again in

@@ -34,7 +34,42 @@ fn request(session: &str, op: Op, target: GrantTarget) -> NewRequest {
         } else {
             vec![Resolution::Once, Resolution::Session, Resolution::Deny]
         },
+        once_ttl_secs: None,
     }
+}
+
+/// An "allow once" waits for its retry as long as the request says (the
+/// configuration where the call was judged), else 10 minutes.
+#[test]
+fn a_once_grant_expires_as_its_request_says() {
+    let (_dir, store) = support::store();
+    store.register_session(&main_session("s")).unwrap();
+    for (ttl, expires) in [
+        (None, 100 + portcullis_store::ONCE_GRANT_TTL_SECS),
+        (Some(30), 130),
+        (Some(3_600), 3_700),
+    ] {
+        let new = NewRequest {
+            once_ttl_secs: ttl,
+            ..request("s", Op::Read, file(&format!("/ttl/{ttl:?}")))
+        };
+        let raised = store.raise_request(&new, 50).unwrap();
+        assert_eq!(raised.once_ttl_secs, ttl);
+        let (_, grant) = store
+            .resolve_request(raised.id, Resolution::Once, "alice", 100)
+            .unwrap();
+        assert_eq!(grant.unwrap().expires_at, Some(expires), "{ttl:?}");
+    }
+    // A session grant does not expire by it.
+    let new = NewRequest {
+        once_ttl_secs: Some(30),
+        ..request("s", Op::Read, file("/ttl/session"))
+    };
+    let raised = store.raise_request(&new, 50).unwrap();
+    let (_, grant) = store
+        .resolve_request(raised.id, Resolution::Session, "alice", 100)
+        .unwrap();
+    assert_eq!(grant.unwrap().expires_at, None);
 }
 
 #[test]
