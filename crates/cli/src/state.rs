@@ -341,7 +341,10 @@ pub enum RequestsCmd {
 pub fn requests(cmd: &RequestsCmd) -> Result<ExitCode> {
     match cmd {
         RequestsCmd::List { all, store } => {
-            let list = store.open()?.requests(!all)?;
+            let opened = store.open()?;
+            // What nobody can use any more is not listed as waiting.
+            opened.expire_stale_requests(now(), portcullis_store::REQUEST_IDLE_SECS)?;
+            let list = opened.requests(!all)?;
             print(store, &list, || {
                 list.iter()
                     .map(|r| {

@@ -289,3 +289,43 @@ fn a_new_request_is_announced_over_the_session_dbus() {
     let _ = bus.kill();
     let _ = bus.wait();
 }
+
+/// A request whose session has ended closes by itself while `serve` runs:
+/// the daemon's watcher sweeps stale requests (an ended session's, or those
+/// nothing asked for again in an hour), so the queue never shows what
+/// nobody can use.
+#[test]
+fn an_ended_sessions_request_leaves_the_queue_by_itself() {
+    let s = Served::start();
+    let cwd = s.work.display().to_string();
+    s.cli_json(&[
+        "sessions", "register", "--id", "brief", "--cwd", &cwd, "--ttl", "2", "--json",
+    ]);
+    let first = s.check_outside_read("brief");
+    let id = first["request"]["id"].as_i64().expect("a request");
+    let auth = s.bearer();
+    let pending = || {
+        let (status, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &auth)], None);
+        assert_eq!(status, 200, "{body}");
+        json_body(&body)
+    };
+    assert_eq!(pending()[0]["id"].as_i64(), Some(id));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while pending().as_array().is_some_and(|l| !l.is_empty()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ended session's request is still pending: {}",
+            pending()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    let (_, _, body) = s.request(
+        "GET",
+        "/v1/requests?all=true",
+        &[("Authorization", &auth)],
+        None,
+    );
+    let all = json_body(&body);
+    assert_eq!(all[0]["status"], "denied", "{all}");
+    assert_eq!(all[0]["resolved_by"], "expired: the session ended", "{all}");
+}

@@ -28,6 +28,10 @@ use crate::metrics::Metrics;
 /// How often the watcher looks at the store.
 pub const POLL: Duration = Duration::from_millis(150);
 
+/// How often the watcher closes stale requests (an ended session's, or
+/// those nothing asked for again in [`portcullis_store::REQUEST_IDLE_SECS`]).
+pub const EXPIRE_EVERY: Duration = Duration::from_secs(5);
+
 /// One event of `GET /v1/events`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ServerEvent {
@@ -78,6 +82,7 @@ pub fn watch(
         .spawn(move || {
             let mut version = store.data_version().ok();
             let mut checked = Instant::now();
+            let mut expired = Instant::now();
             let mut said_not_ready = false;
             while !stopped.load(Relaxed) {
                 std::thread::sleep(POLL);
@@ -103,8 +108,20 @@ pub fn watch(
                     }
                     _ => {}
                 }
+                // Closing stale requests is this connection's own commit,
+                // which `data_version` does not count: look after it.
+                let mut closed = false;
+                if expired.elapsed() >= EXPIRE_EVERY {
+                    expired = Instant::now();
+                    closed = store
+                        .expire_stale_requests(
+                            portcullis_store::unix_now(),
+                            portcullis_store::REQUEST_IDLE_SECS,
+                        )
+                        .is_ok_and(|n| n > 0);
+                }
                 let now = store.data_version().ok();
-                if now.is_some() && now == version {
+                if !closed && now.is_some() && now == version {
                     continue;
                 }
                 version = now;

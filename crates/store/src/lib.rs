@@ -53,7 +53,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
 pub use links::{CALL_LINK_TTL_SECS, CallLink, LinkedSession, ProcessId};
-pub use requests::ONCE_GRANT_TTL_SECS;
+pub use requests::{ONCE_GRANT_TTL_SECS, REQUEST_IDLE_SECS};
 pub use sessions::MAX_SESSION_ID;
 pub use trust::{FileId, Integrity};
 pub use types::{

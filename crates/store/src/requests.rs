@@ -14,6 +14,10 @@ use crate::{Result, Store, StoreError};
 /// ([`NewRequest::once_ttl_secs`]).
 pub const ONCE_GRANT_TTL_SECS: i64 = 600;
 
+/// A pending request nothing asked for again in this long (and no call is
+/// held for) is closed as stale: the agent has given up on it (1 hour).
+pub const REQUEST_IDLE_SECS: i64 = 3600;
+
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
                             resolved_at, grant_id, held_until, deny_message, deny_until, \
@@ -157,6 +161,37 @@ impl Store {
     /// The request with this id.
     pub fn request(&self, id: i64) -> Result<Option<Request>> {
         self.load_request(&self.conn, id)
+    }
+
+    /// Closes the pending requests nobody can use any more, at `now`: their
+    /// session has ended (expired; a revoked one's are closed when it is
+    /// revoked), or nothing asked for them again for `idle_secs` while no
+    /// call was held for them — the agent has given up. They become
+    /// `denied`, `resolved_by` saying why. Returns how many were closed.
+    pub fn expire_stale_requests(&self, now: i64, idle_secs: i64) -> Result<usize> {
+        let tx = self.immediate("lock the database to close stale requests")?;
+        let ended = tx
+            .execute(
+                "UPDATE requests SET status = 'denied', resolved_by = 'expired: the session ended',
+                                     resolved_at = ?1
+                 WHERE status = 'pending' AND session IN (
+                     SELECT id FROM sessions WHERE expires_at IS NOT NULL AND expires_at <= ?1)",
+                params![now],
+            )
+            .map_err(self.sql("close an ended session's requests"))?;
+        let idle = tx
+            .execute(
+                "UPDATE requests SET status = 'denied',
+                                     resolved_by = 'expired: not asked again for ' || (?2 / 60) || ' minutes',
+                                     resolved_at = ?1
+                 WHERE status = 'pending' AND last_seen <= ?1 - ?2
+                   AND (held_until IS NULL OR held_until <= ?1)",
+                params![now, idle_secs],
+            )
+            .map_err(self.sql("close idle requests"))?;
+        tx.commit()
+            .map_err(self.sql("commit closing stale requests"))?;
+        Ok(ended + idle)
     }
 
     /// Every request (or only the pending ones), newest first.

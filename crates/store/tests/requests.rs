@@ -376,3 +376,55 @@ fn revoking_a_session_closes_its_pending_requests() {
         assert_eq!(r.resolved_by.as_deref(), Some("session revoked"));
     }
 }
+
+/// Stale requests close by themselves: an ended session's, and those nothing
+/// asked for again for `idle` while no call was held for them. A fresh one,
+/// a held one and a resolved one stay as they are.
+#[test]
+fn stale_requests_expire_when_the_agent_gave_up_or_the_session_ended() {
+    let (_dir, store) = support::store();
+    let short = portcullis_store::NewSession {
+        ttl_secs: Some(100),
+        ..main_session("short")
+    };
+    store.register_session_at(&short, 0).unwrap();
+    store.register_session_at(&main_session("s"), 0).unwrap();
+    let raise = |session: &str, path: &str, at: i64| {
+        store
+            .raise_request(&request(session, Op::Read, file(path)), at)
+            .unwrap()
+            .id
+    };
+    let ended = raise("short", "/a", 10);
+    let idle = raise("s", "/b", 10);
+    let held = raise("s", "/c", 10);
+    store.hold_request(held, 5_000).unwrap();
+    let fresh = raise("s", "/d", 4_000);
+    let resolved = raise("s", "/e", 10);
+    store
+        .resolve_request(resolved, Resolution::Session, "alice", 20)
+        .unwrap();
+    // Before anything is stale: nothing closes.
+    assert_eq!(store.expire_stale_requests(50, 3_600).unwrap(), 0);
+    // The short session ended at 100; /b was last asked at 10.
+    assert_eq!(store.expire_stale_requests(4_500, 3_600).unwrap(), 2);
+    let status = |id| store.request(id).unwrap().unwrap();
+    assert_eq!(status(ended).status, RequestStatus::Denied);
+    assert_eq!(
+        status(ended).resolved_by.as_deref(),
+        Some("expired: the session ended")
+    );
+    assert_eq!(status(idle).status, RequestStatus::Denied);
+    assert_eq!(
+        status(idle).resolved_by.as_deref(),
+        Some("expired: not asked again for 60 minutes")
+    );
+    for stays in [held, fresh] {
+        assert_eq!(status(stays).status, RequestStatus::Pending, "#{stays}");
+    }
+    assert_eq!(status(resolved).status, RequestStatus::Approved);
+    // The hold ended long ago and nothing asked again: it goes too.
+    assert_eq!(store.expire_stale_requests(7_000, 3_600).unwrap(), 1);
+    assert_eq!(status(held).status, RequestStatus::Denied);
+    assert_eq!(status(fresh).status, RequestStatus::Pending);
+}
