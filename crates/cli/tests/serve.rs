@@ -233,8 +233,17 @@ name = dbus.service.BusName("org.freedesktop.Notifications", bus)
 class Notifications(dbus.service.Object):
     @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout):
-        print("NOTIFY " + app + " | " + summary + " | " + body.replace("\n", " / "), flush=True)
-        return 1
+        print("NOTIFY " + app + " | " + summary + " | " + body.replace("\n", " / ") + " | actions " + ",".join(actions), flush=True)
+        # A person clicks it a moment later.
+        if "default" in actions:
+            GLib.timeout_add(500, self.click)
+        return 7
+    def click(self):
+        self.ActionInvoked(7, "default")
+        return False
+    @dbus.service.signal("org.freedesktop.Notifications", signature="us")
+    def ActionInvoked(self, id, key):
+        pass
 Notifications(bus, "/org/freedesktop/Notifications")
 print("ready", flush=True)
 GLib.MainLoop().run()
@@ -274,7 +283,25 @@ fn a_new_request_is_announced_over_the_session_dbus() {
     let wait = std::time::Duration::from_secs(20);
     assert_eq!(rx.recv_timeout(wait).as_deref(), Ok("ready"));
 
-    let s = Served::start_with_env(&[("DBUS_SESSION_BUS_ADDRESS", &address)]);
+    // The browser a click opens: a stand-in `xdg-open` that notes the address.
+    let stubs = tempfile::tempdir().unwrap();
+    let opened = stubs.path().join("opened.txt");
+    let opener = stubs.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        stubs.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let s = Served::start_with_env(&[("DBUS_SESSION_BUS_ADDRESS", &address), ("PATH", &path)]);
     s.register("s1");
     let asked = s.check_outside_read("s1");
     let id = asked["request"]["id"].as_i64().expect("a request");
@@ -284,6 +311,21 @@ fn a_new_request_is_announced_over_the_session_dbus() {
     assert!(line.starts_with("NOTIFY portcullis | "), "{line}");
     assert!(line.contains("claude-code asks in work"), "{line}");
     assert!(line.contains(&format!("/#request-{id}")), "{line}");
+    assert!(
+        line.ends_with("| actions default,Open the request"),
+        "{line}"
+    );
+    // The click opens the card.
+    let card = format!("http://127.0.0.1:{}/#request-{id}", s.port);
+    let deadline = std::time::Instant::now() + wait;
+    while std::fs::read_to_string(&opened).unwrap_or_default() != format!("{card}\n") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the click did not open {card}: {:?}",
+            std::fs::read_to_string(&opened)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let _ = server.kill();
     let _ = server.wait();
     let _ = bus.kill();
