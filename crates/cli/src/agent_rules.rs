@@ -3,7 +3,7 @@
 //! A hook that confines a call rewrites it into `portcullis run … -- bash -c
 //! '<command>'`, and the agent then matches its own rules against the
 //! rewritten command: Claude Code's `Bash(rm:*)` deny rule no longer sees
-//! `rm` (tested with the real CLI in `tests/claude_e2e.rs`). So Claude Code's
+//! `rm` (tested with the real CLI in `tests/it/claude_e2e.rs`). So Claude Code's
 //! own `Bash(…)` deny and ask rules — from its managed, user, project and
 //! local settings — join portcullis' rules for Claude Code's calls: the
 //! engine judges the original command by them (seeing through wrappers and

@@ -10,7 +10,7 @@
 //! whose definition changed since is "modified" and, like a hook never
 //! trusted, silently skipped — Codex then runs every call without portcullis.
 //! The hash below is checked against the one Codex itself lists
-//! (`hooks/list`'s `currentHash`) in `tests/codex_e2e.rs`.
+//! (`hooks/list`'s `currentHash`) in `tests/it/codex_e2e.rs`.
 
 use std::path::{Path, PathBuf};
 

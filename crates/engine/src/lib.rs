@@ -225,7 +225,7 @@ impl<F: PathFacts> Engine<F> {
     }
 
     /// The store, to read. Writes go through the engine's own methods and
-    /// [`actions`]; `crates/engine/tests/architecture.rs` refuses any other
+    /// [`actions`]; `crates/engine/tests/it/architecture.rs` refuses any other
     /// crate's source that writes it.
     pub fn store(&self) -> Option<&Store> {
         self.store.as_ref()

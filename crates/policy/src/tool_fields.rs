@@ -5,7 +5,7 @@
 //! Grep's `glob`, Glob's `pattern`, Gemini's `read_many_files.include`, a
 //! Cursor read's `attachments`. This table lists **every** field of every
 //! tool as the agent declares it, judged or set aside with a reason; a
-//! completeness test (`tests/tool_fields.rs`) checks it against the agents'
+//! completeness test (`tests/it/tool_fields.rs`) checks it against the agents'
 //! own schemas, kept as test data, so a field added by an agent fails the
 //! test until it is placed here.
 

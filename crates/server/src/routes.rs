@@ -3,7 +3,7 @@
 //! Access is part of the route: [`router`] wraps each handler in the check
 //! its [`Access`] names (a layer), so a handler cannot forget it. Only
 //! decisions, health, metrics, the login link and the static assets are
-//! public; `tests/routes.rs` probes every entry without credentials and
+//! public; `tests/it/routes.rs` probes every entry without credentials and
 //! fails on any other route that answers.
 
 use std::sync::Arc;
