@@ -169,6 +169,22 @@ impl Store {
     /// call was held for them — the agent has given up. They become
     /// `denied`, `resolved_by` saying why. Returns how many were closed.
     pub fn expire_stale_requests(&self, now: i64, idle_secs: i64) -> Result<usize> {
+        // Read first: the daemon sweeps every few seconds, and most sweeps
+        // find nothing — they take no write lock.
+        let stale: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM requests
+                 WHERE status = 'pending' AND (
+                     session IN (SELECT id FROM sessions
+                                 WHERE expires_at IS NOT NULL AND expires_at <= ?1)
+                     OR (last_seen <= ?1 - ?2 AND (held_until IS NULL OR held_until <= ?1))))",
+            )
+            .and_then(|mut s| s.query_row(params![now, idle_secs], |r| r.get(0)))
+            .map_err(self.sql("look for stale requests"))?;
+        if !stale {
+            return Ok(0);
+        }
         let tx = self.immediate("lock the database to close stale requests")?;
         let ended = tx
             .execute(
