@@ -25,6 +25,17 @@ pub struct ServeArgs {
     /// reachable from the network: only behind something that authenticates.
     #[arg(long)]
     allow_non_loopback: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first), with
+    /// --tls-key. Required off loopback unless --allow-plain-http.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve plain HTTP off loopback (tokens and decisions in the clear):
+    /// only behind something that encrypts, such as a TLS-terminating proxy.
+    #[arg(long)]
+    allow_plain_http: bool,
     /// Seconds a connection may take to send a request's head; idle and
     /// half-open connections are closed after it.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
@@ -97,6 +108,15 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
              Pass --allow-non-loopback if that is really wanted"
         );
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(portcullis_server::tls::load(cert, key)?),
+        _ => None,
+    };
+    if !addr.ip().is_loopback() && tls.is_none() && !args.allow_plain_http {
+        bail!(
+            "{addr} is not a loopback address: serving it plain HTTP would carry tokens and              decisions in the clear. Give --tls-cert and --tls-key, or pass --allow-plain-http              behind something that encrypts"
+        );
+    }
     if policy.server_port() != Some(addr.port()) {
         let guarded = match policy.server_port() {
             Some(port) => format!("port {port}"),
@@ -135,6 +155,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             env,
             mcp,
             limits: args.limits(),
+            tls,
         };
         // Opening and checking the store is file work: off the async runtime.
         let (state, created) =

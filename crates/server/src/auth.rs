@@ -197,6 +197,8 @@ pub struct Hosts {
     allowed: Vec<String>,
     /// The bound address as a `Host` value.
     bound: String,
+    /// `https` when serving TLS, else `http`.
+    scheme: &'static str,
 }
 
 impl Hosts {
@@ -215,7 +217,22 @@ impl Hosts {
         if !allowed.contains(&bound) {
             allowed.push(bound.clone());
         }
-        Hosts { allowed, bound }
+        Hosts {
+            allowed,
+            bound,
+            scheme: "http",
+        }
+    }
+
+    /// The same, served over TLS: pages' origins and the URL are `https://`.
+    pub fn with_tls(mut self, tls: bool) -> Hosts {
+        self.scheme = if tls { "https" } else { "http" };
+        self
+    }
+
+    /// Whether the server speaks TLS (its cookie is then `Secure`).
+    pub fn is_tls(&self) -> bool {
+        self.scheme == "https"
     }
 
     pub fn allows_host(&self, host: &str) -> bool {
@@ -226,13 +243,14 @@ impl Hosts {
     /// An `Origin` header of one of our own pages.
     pub fn allows_origin(&self, origin: &str) -> bool {
         origin
-            .strip_prefix("http://")
+            .strip_prefix(self.scheme)
+            .and_then(|o| o.strip_prefix("://"))
             .is_some_and(|h| self.allows_host(h))
     }
 
     /// The URL people open.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.bound)
+        format!("{}://{}", self.scheme, self.bound)
     }
 }
 

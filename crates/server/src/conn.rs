@@ -173,6 +173,7 @@ pub async fn serve(
             "portcullis: note: at most {cap} connections at once (the open-file limit, `ulimit -n`, leaves room for no more)"
         );
     }
+    let tls = state.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let router = crate::router(state);
     let conns = Arc::new(Conns::default());
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -208,6 +209,8 @@ pub async fn serve(
         let http = http.clone();
         let mut stop = stop_rx.clone();
         let body_timeout = limits.body_timeout;
+        let tls = tls.clone();
+        let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
             let in_slot = Arc::clone(&slot);
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -227,16 +230,16 @@ pub async fn serve(
                     }))
                 }
             });
-            let conn = http.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                // Shed for a newer connection: dropping it closes the socket.
-                () = slot.close.notified() => {}
-                _ = stop.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(GRACE, conn).await;
+            match tls {
+                // The handshake is part of the head: it gets the same time.
+                Some(acceptor) => {
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(header_timeout, acceptor.accept(stream)).await
+                    {
+                        drive(&http, TokioIo::new(stream), service, &slot, &mut stop).await;
+                    }
                 }
+                None => drive(&http, TokioIo::new(stream), service, &slot, &mut stop).await,
             }
             conns.remove(id);
         });
@@ -249,6 +252,33 @@ pub async fn serve(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(())
+}
+
+/// Serves one connection until it ends, is shed for a newer one, or the
+/// server stops (then gracefully, for [`GRACE`] at most).
+async fn drive<I, S>(
+    http: &hyper::server::conn::http1::Builder,
+    io: I,
+    service: S,
+    slot: &Slot,
+    stop: &mut watch::Receiver<bool>,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Body> + Send,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = http.serve_connection(io, service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        // Shed for a newer connection: dropping it closes the socket.
+        () = slot.close.notified() => {}
+        _ = stop.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(GRACE, conn).await;
+        }
+    }
 }
 
 /// A request body that fails once its deadline passes.

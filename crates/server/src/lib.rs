@@ -23,6 +23,7 @@ pub mod health;
 pub mod mcp;
 pub mod metrics;
 pub mod routes;
+pub mod tls;
 pub mod ui;
 
 use std::collections::HashMap;
@@ -140,6 +141,8 @@ pub struct AppState {
     pub limits: conn::Limits,
     /// `/v1/events` streams open now.
     pub event_streams: AtomicUsize,
+    /// HTTPS, when served so.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
     _watcher: Watcher,
 }
 
@@ -297,6 +300,8 @@ pub struct Options {
     pub mcp: mcp::McpConfig,
     /// Timeouts and caps.
     pub limits: conn::Limits,
+    /// HTTPS ([`tls::load`]); `None`: plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// The state of a server, plus whether its login token was just created.
@@ -345,7 +350,11 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         Arc::clone(&metrics),
         Arc::clone(&health),
         opts.limits.quick_check_every,
-        desktop::Desktop::from_env(&format!("http://{}", opts.addr)),
+        desktop::Desktop::from_env(
+            &Hosts::for_addr(opts.addr)
+                .with_tls(opts.tls.is_some())
+                .base_url(),
+        ),
     )
     .map_err(StartError::Watcher)?;
     let state = AppState {
@@ -357,7 +366,8 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         limits: opts.limits,
         event_streams: AtomicUsize::new(0),
         auth,
-        hosts: Hosts::for_addr(opts.addr),
+        hosts: Hosts::for_addr(opts.addr).with_tls(opts.tls.is_some()),
+        tls: opts.tls,
         events,
         metrics,
         data_dir: opts.data_dir,

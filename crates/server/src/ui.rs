@@ -47,7 +47,13 @@ pub(crate) async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Respons
     match q.token {
         Some(t) if state.auth.token_matches(&t) => {
             let mut res = Redirect::to("/").into_response();
-            if let Ok(v) = HeaderValue::from_str(&state.auth.login_cookie()) {
+            // Over HTTPS the cookie never travels in the clear.
+            let cookie = if state.hosts.is_tls() {
+                format!("{}; Secure", state.auth.login_cookie())
+            } else {
+                state.auth.login_cookie()
+            };
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
                 res.headers_mut().insert(header::SET_COOKIE, v);
             }
             res

@@ -923,89 +923,6 @@ async fn a_streamable_http_server_can_be_bridged_by_url() {
     c.cancel().await.unwrap();
 }
 
-/// A test CA and a certificate it signed for 127.0.0.1, made with openssl
-/// in `dir`: (CA, server certificate, server key).
-fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl (scripts/test installs it)");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    run(&[
-        &["req", "-x509"][..],
-        &ec,
-        &[
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=portcullis test CA",
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ],
-    ]
-    .concat());
-    run(&[
-        &["req"][..],
-        &ec,
-        &[
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-    ]
-    .concat());
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    run(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-    ]);
-    (
-        dir.join("ca.pem"),
-        dir.join("server.pem"),
-        dir.join("server.key"),
-    )
-}
-
 /// The seed's HTTPS downstream: a Streamable HTTP server behind TLS signed by
 /// a test CA. With the CA (a configured `ca_file`, or the system's roots as
 /// `SSL_CERT_FILE` names them) the bridge serves it; without, the bridge
@@ -1013,7 +930,7 @@ fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_https_server_is_bridged_with_its_ca_and_refused_without() {
     let pki = tempfile::tempdir().unwrap();
-    let (ca, cert, key) = test_ca(pki.path());
+    let (ca, cert, key) = crate::support::pki::test_ca(pki.path());
     let probe = World::new("");
     let (_server, plain_port) = everything_over_http(&probe).await;
     let mut proxy = tokio::process::Command::new("node");

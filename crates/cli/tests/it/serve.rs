@@ -371,3 +371,128 @@ fn an_ended_sessions_request_leaves_the_queue_by_itself() {
     assert_eq!(all[0]["status"], "denied", "{all}");
     assert_eq!(all[0]["resolved_by"], "expired: the session ended", "{all}");
 }
+
+/// Off loopback the server speaks HTTPS (issue 18): with `--tls-cert` and
+/// `--tls-key` it serves TLS — the printed URL is `https://`, the login
+/// cookie is `Secure`, a plain-HTTP request gets no page — and off loopback
+/// without a certificate it refuses to start unless told plain HTTP is wanted.
+#[test]
+fn serve_speaks_https_and_refuses_plain_http_off_loopback() {
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(root.path()).unwrap();
+    let (ca, cert, key) = crate::support::pki::test_ca(&base);
+    let port = support::serve::free_port();
+    std::fs::create_dir_all(base.join("home")).unwrap();
+    std::fs::write(
+        base.join("config.toml"),
+        format!("mode = \"ask\"\n[server]\naddr = \"127.0.0.1:{port}\"\n"),
+    )
+    .unwrap();
+    let portcullis = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", base.join("home"))
+            .env("PORTCULLIS_DATA_DIR", base.join("data"))
+            .env("PORTCULLIS_CONFIG", base.join("config.toml"))
+            .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"))
+            .current_dir(&base);
+        c
+    };
+
+    // Off loopback, no certificate: refused, saying what to do.
+    let out = portcullis()
+        .args(["serve", "--addr", "0.0.0.0:0", "--allow-non-loopback"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("--tls-cert") && said.contains("in the clear"),
+        "{said}"
+    );
+
+    let mut child = portcullis()
+        .arg("serve")
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let login = loop {
+        let line = lines.next().expect("serve printed its login URL").unwrap();
+        if let Some(url) = line.strip_prefix("open the approval UI: ") {
+            break url.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    assert!(
+        login.starts_with(&format!("https://127.0.0.1:{port}/login?token=")),
+        "{login}"
+    );
+    let curl = |args: &[&str]| {
+        std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "10"])
+            .args(args)
+            .output()
+            .expect("curl (scripts/test installs it)")
+    };
+    let health = format!("https://127.0.0.1:{port}/healthz");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let ok = loop {
+        let out = curl(&[
+            "--cacert",
+            ca.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &health,
+        ]);
+        if String::from_utf8_lossy(&out.stdout) == "200" {
+            break true;
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(ok, "no HTTPS answer from {health}");
+    // The login sets a Secure cookie.
+    let out = curl(&["--cacert", ca.to_str().unwrap(), "-i", &login]);
+    let head = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase();
+    let cookie = head
+        .lines()
+        .find(|l| l.starts_with("set-cookie:"))
+        .unwrap_or_else(|| panic!("no cookie: {head}"))
+        .to_string();
+    assert!(
+        cookie.contains("; secure") && cookie.contains("httponly"),
+        "{cookie}"
+    );
+    // Without the CA the certificate is not trusted; over plain HTTP there is no page.
+    let out = curl(&[&health]);
+    assert!(
+        !out.status.success(),
+        "an untrusted certificate was accepted"
+    );
+    let out = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://127.0.0.1:{port}/healthz"),
+    ]);
+    assert_ne!(
+        String::from_utf8_lossy(&out.stdout),
+        "200",
+        "plain HTTP was served"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

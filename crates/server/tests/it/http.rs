@@ -55,6 +55,7 @@ impl Fx {
             env,
             mcp: Default::default(),
             limits,
+            tls: None,
         })
         .unwrap();
         assert!(created, "a fresh data dir makes a login token");

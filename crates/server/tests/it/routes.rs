@@ -61,6 +61,7 @@ async fn every_route_but_the_public_ones_refuses_a_caller_without_credentials() 
         env,
         mcp: Default::default(),
         limits: Default::default(),
+        tls: None,
     })
     .unwrap();
     let routes: Vec<_> = table().into_iter().map(|(r, _)| r).collect();

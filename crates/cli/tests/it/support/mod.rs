@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each suite uses a different part
 
 pub mod hooks;
+pub mod pki;
 pub mod serve;
 
 use std::collections::BTreeMap;
