@@ -7,8 +7,8 @@
 //!
 //! Clicking it opens the card: the notification offers its default action,
 //! and one `gdbus monitor` of the notification service (started with the
-//! first notification, again if it ended) hears `ActionInvoked` for it and
-//! opens the card's address with `xdg-open`. Without `xdg-open` no action is
+//! daemon, again at a notification if it ended) hears `ActionInvoked` for it
+//! and opens the card's address with `xdg-open`. Without `xdg-open` no action is
 //! offered.
 //!
 //! A notification is fire-and-forget: sent on a thread of its own, never in
@@ -60,12 +60,16 @@ impl Desktop {
     pub fn from_env(base_url: &str) -> Option<Desktop> {
         std::env::var_os("DBUS_SESSION_BUS_ADDRESS").filter(|a| !a.is_empty())?;
         let gdbus = on_path("gdbus")?;
-        Some(Desktop {
+        let desktop = Desktop {
             gdbus,
             base_url: base_url.to_string(),
             opener: on_path("xdg-open"),
             clicks: Arc::default(),
-        })
+        };
+        // Listening from the start: a click on the first notification is
+        // not missed while a monitor would still be subscribing.
+        desktop.listen();
+        Some(desktop)
     }
 
     /// Makes sure a monitor hears clicks (one for the daemon's life; a new

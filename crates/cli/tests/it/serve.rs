@@ -236,7 +236,7 @@ class Notifications(dbus.service.Object):
         print("NOTIFY " + app + " | " + summary + " | " + body.replace("\n", " / ") + " | actions " + ",".join(actions), flush=True)
         # A person clicks it a moment later.
         if "default" in actions:
-            GLib.timeout_add(500, self.click)
+            GLib.timeout_add(1000, self.click)
         return 7
     def click(self):
         self.ActionInvoked(7, "default")
