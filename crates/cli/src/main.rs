@@ -31,6 +31,7 @@ mod install;
 mod mcp;
 mod run;
 mod state;
+mod users;
 
 use std::process::ExitCode;
 
@@ -102,6 +103,9 @@ enum Commands {
     /// The audit log: tail, verify, export.
     #[command(subcommand)]
     Audit(state::AuditCmd),
+    /// The approval server's users (`[[server.users]]`): list, token, revoke.
+    #[command(subcommand)]
+    Users(users::UsersCmd),
 }
 
 /// Runs `portcullis-daemon SUBCOMMAND ARGS…` in this process' place. The
@@ -150,6 +154,7 @@ fn main() -> ExitCode {
         Commands::Grants(cmd) => state::grants(&cmd),
         Commands::Requests(cmd) => state::requests(&cmd),
         Commands::Audit(cmd) => state::audit(&cmd),
+        Commands::Users(cmd) => users::run(&cmd),
     };
     exit::report(result)
 }

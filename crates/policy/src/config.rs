@@ -227,6 +227,8 @@ pub struct Layer {
     pub confine_git_writes: Option<bool>,
     /// `[approvals] once_ttl_secs`.
     pub once_ttl_secs: Option<u64>,
+    /// `[[server.users]]` (user, managed and explicit layers only).
+    pub server_users: Vec<ServerUser>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -317,6 +319,53 @@ pub const ONCE_TTL_BOUNDS: std::ops::RangeInclusive<u64> = 10..=86_400;
 #[serde(deny_unknown_fields)]
 struct ServerToml {
     addr: Option<String>,
+    #[serde(default)]
+    users: Vec<ServerUser>,
+}
+
+/// A person who may use the approval server with a login of their own
+/// (`[[server.users]]`): `portcullis users token NAME` makes it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerUser {
+    pub name: String,
+    pub role: Role,
+}
+
+/// What a user of the approval server may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Resolves requests, revokes grants, approves tool definitions.
+    Approver,
+    /// Looks: pages, listings, the audit log; changes nothing.
+    Viewer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Approver => "approver",
+            Role::Viewer => "viewer",
+        }
+    }
+}
+
+impl ServerUser {
+    /// A user name is 1 to 64 letters, digits, `.`, `_` or `-`: it appears
+    /// in the audit log (`ui:NAME`) and the token file.
+    pub fn check_name(name: &str) -> Result<(), &'static str> {
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        {
+            Err("a user name is 1 to 64 letters, digits, `.`, `_` or `-`")
+        } else {
+            Ok(())
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -436,6 +485,23 @@ impl Layer {
         for a in &parsed.approved {
             let location = format!("{file}:{} (approved)", line_of(text, a.rule.span().start));
             rules.push(Rule::parse(a.rule.get_ref(), RuleList::Allow, &location)?);
+        }
+        let server_users = parsed.server.users.clone();
+        if !server_users.is_empty() && kind == LayerKind::Project {
+            return Err(ConfigError::Invalid {
+                file: file.into(),
+                message: "[[server.users]] belongs in your own or the managed configuration: \
+                          a project cannot name who approves"
+                    .into(),
+            });
+        }
+        for u in &server_users {
+            if let Err(why) = ServerUser::check_name(&u.name) {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!("[[server.users]] name {:?}: {why}", u.name),
+                });
+            }
         }
         let once_ttl_secs = parsed.approvals.once_ttl_secs;
         if let Some(t) = once_ttl_secs
@@ -569,6 +635,7 @@ impl Layer {
             confine: parsed.confine.mode,
             confine_git_writes: parsed.confine.git_writes,
             once_ttl_secs,
+            server_users,
         })
     }
 
@@ -628,6 +695,7 @@ impl Layer {
             confine: None,
             confine_git_writes: None,
             once_ttl_secs: None,
+            server_users: Vec::new(),
         })
     }
 }
@@ -665,6 +733,9 @@ pub struct Policy {
     /// How long an "allow once" waits for its retry, in seconds (`[approvals]
     /// once_ttl_secs`, the shortest of the layers; default 600).
     pub once_ttl_secs: u64,
+    /// The approval server's users (`[[server.users]]`; a higher layer's
+    /// entry for a name replaces a lower one's).
+    pub server_users: Vec<ServerUser>,
 }
 
 /// The approval server's default address.
@@ -703,6 +774,7 @@ impl Default for Policy {
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
             trusted_projects: Vec::new(),
             once_ttl_secs: DEFAULT_ONCE_TTL_SECS,
+            server_users: Vec::new(),
         }
     }
 }
@@ -771,6 +843,10 @@ impl Policy {
             for m in &l.mcp_servers {
                 p.mcp_servers.retain(|x| x.name != m.name);
                 p.mcp_servers.push(m.clone());
+            }
+            for u in &l.server_users {
+                p.server_users.retain(|x| x.name != u.name);
+                p.server_users.push(u.clone());
             }
             // The highest layer's list replaces the defaults; extra shapes add up.
             if let Some(list) = &l.secret_env {
@@ -957,6 +1033,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("[secrets]"), "{err}");
+    }
+
+    #[test]
+    fn server_users_come_from_people_not_projects() {
+        let text = "[[server.users]]\nname = \"alice\"\nrole = \"approver\"\n[[server.users]]\nname = \"bob\"\nrole = \"viewer\"\n";
+        let user = Layer::from_toml(LayerKind::User, "u.toml", text).unwrap();
+        assert_eq!(user.server_users.len(), 2);
+        // The managed configuration can demote alice.
+        let managed = Layer::from_toml(
+            LayerKind::Managed,
+            "m.toml",
+            "[[server.users]]\nname = \"alice\"\nrole = \"viewer\"\n",
+        )
+        .unwrap();
+        let p = Policy::from_layers(vec![managed, user]);
+        let role = |n: &str| p.server_users.iter().find(|u| u.name == n).map(|u| u.role);
+        assert_eq!(
+            (role("alice"), role("bob")),
+            (Some(Role::Viewer), Some(Role::Viewer))
+        );
+        let e = Layer::from_toml(LayerKind::Project, "p.toml", text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a project cannot name who approves"), "{e}");
+        for (bad, why) in [
+            (
+                "[[server.users]]\nname = \"a b\"\nrole = \"viewer\"\n",
+                "user name",
+            ),
+            (
+                "[[server.users]]\nname = \"a\"\nrole = \"owner\"\n",
+                "owner",
+            ),
+            ("[[server.users]]\nname = \"a\"\n", "role"),
+        ] {
+            let e = Layer::from_toml(LayerKind::User, "u.toml", bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod tool_fields;
 
 pub use config::{
     AgentSettings, ConfineMode, DEFAULT_ONCE_TTL_SECS, Layer, LayerKind, McpServer, Mode,
-    ONCE_TTL_BOUNDS, OnAsk, Policy, WorkspaceConfig, trusts_project,
+    ONCE_TTL_BOUNDS, OnAsk, Policy, Role, ServerUser, WorkspaceConfig, trusts_project,
 };
 pub use decide::{Confine, Decision, Reason, Verdict, decide, decide_with_skill};
 pub use effects::Effect;

@@ -353,7 +353,7 @@ pub(crate) async fn resolve_request(
                 "`message` and `for` go with a deny, `rule` with an approval",
             ));
         }
-        return resolve_with_rule(&state, id, how, rule, b.save, approver.to_string(), now).await;
+        return resolve_with_rule(&state, id, how, rule, b.save, approver, now).await;
     }
     if b.save.is_some() {
         return Err(ApiError::bad_request(
@@ -369,7 +369,7 @@ pub(crate) async fn resolve_request(
                 id,
                 how,
                 denial.as_ref(),
-                approver,
+                &approver,
                 now,
             )
         })
@@ -424,7 +424,7 @@ pub(crate) async fn revoke_grant(
 ) -> AppResult<Response> {
     let by = person.approver();
     let revoked = state
-        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, by, unix_now()))
+        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, &by, unix_now()))
         .await??;
     if !revoked {
         return Err(ApiError::not_found(format!("no active grant #{id}")));
@@ -469,7 +469,7 @@ pub(crate) async fn resolve_pin(
                 &b.tool,
                 &b.hash,
                 b.approve,
-                by,
+                &by,
                 unix_now(),
             )
         })

@@ -15,6 +15,9 @@
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use portcullis_policy::{Role, ServerUser};
 
 use axum::http::{HeaderMap, Method, header};
 
@@ -24,6 +27,8 @@ use crate::error::ApiError;
 pub const TOKEN_FILE: &str = "ui-token";
 /// The UI's cookie.
 pub const COOKIE: &str = "portcullis_ui";
+/// How often the server reads its users and their tokens again.
+pub const USERS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// The header browser calls carry the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
@@ -32,6 +37,42 @@ pub struct Auth {
     token: String,
     cookie: String,
     csrf: String,
+    /// The `[[server.users]]` who have a token (`portcullis users token`).
+    users: Arc<RwLock<Vec<UserLogin>>>,
+}
+
+/// A user's login: their token's hash, and the cookie and CSRF token derived
+/// from it.
+#[derive(Clone, Debug)]
+struct UserLogin {
+    name: String,
+    role: Role,
+    hash: String,
+    cookie: String,
+    csrf: String,
+}
+
+/// Puts the logins of `configured` users with a token in `slot`.
+fn install_users(
+    slot: &RwLock<Vec<UserLogin>>,
+    configured: &[ServerUser],
+    hashes: &[(String, String)],
+) {
+    let users = configured
+        .iter()
+        .filter_map(|u| {
+            let (_, hash) = hashes.iter().find(|(n, _)| *n == u.name)?;
+            let derive = |context: &str| blake3::derive_key(context, hash.as_bytes());
+            Some(UserLogin {
+                name: u.name.clone(),
+                role: u.role,
+                hash: hash.clone(),
+                cookie: hex(derive("portcullis 2026 user cookie")),
+                csrf: hex(derive("portcullis 2026 user csrf token")),
+            })
+        })
+        .collect();
+    *slot.write().unwrap_or_else(|p| p.into_inner()) = users;
 }
 
 /// Why the token file could not be used.
@@ -40,6 +81,10 @@ pub struct Auth {
 pub struct TokenError {
     pub path: PathBuf,
     pub why: String,
+}
+
+fn hex(k: [u8; 32]) -> String {
+    k.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Auth {
@@ -80,12 +125,40 @@ impl Auth {
 
     pub fn from_token(token: &str) -> Auth {
         let derive = |context: &str| blake3::derive_key(context, token.as_bytes());
-        let hex = |k: [u8; 32]| k.iter().map(|b| format!("{b:02x}")).collect::<String>();
         Auth {
             token: token.to_string(),
             cookie: hex(derive("portcullis 2026 ui cookie")),
             csrf: hex(derive("portcullis 2026 csrf token")),
+            users: Arc::default(),
         }
+    }
+
+    /// The users who may log in: those of `configured` with a token hash in
+    /// `hashes` (`user-tokens`), each with their role. Replaces the last set.
+    pub fn set_users(&self, configured: &[ServerUser], hashes: &[(String, String)]) {
+        install_users(&self.users, configured, hashes);
+    }
+
+    /// Loads the users with `load` now, and again every [`USERS_EVERY`] on
+    /// a thread of its own, for as long as this `Auth` (or a clone) lives. A
+    /// configuration that does not load leaves no user (fail closed).
+    pub fn keep_users<F>(&self, load: F)
+    where
+        F: Fn() -> (Vec<ServerUser>, Vec<(String, String)>) + Send + 'static,
+    {
+        let (users, hashes) = load();
+        install_users(&self.users, &users, &hashes);
+        let weak = Arc::downgrade(&self.users);
+        let _ = std::thread::Builder::new()
+            .name("portcullis-users".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(USERS_EVERY);
+                    let Some(slot) = weak.upgrade() else { return };
+                    let (users, hashes) = load();
+                    install_users(&slot, &users, &hashes);
+                }
+            });
     }
 
     pub fn token(&self) -> &str {
@@ -96,37 +169,65 @@ impl Auth {
         &self.csrf
     }
 
-    /// The `Set-Cookie` value that logs a browser in.
-    pub fn login_cookie(&self) -> String {
-        format!(
-            "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000",
-            self.cookie
-        )
+    /// The `Set-Cookie` value that logs a browser in as `login`.
+    pub fn login_cookie(&self, login: &Login) -> String {
+        let value = match &login.user {
+            None => self.cookie.clone(),
+            Some(name) => self
+                .users
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find(|u| u.name == *name)
+                .map(|u| u.cookie.clone())
+                .unwrap_or_default(),
+        };
+        format!("{COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000")
     }
 
     pub fn token_matches(&self, given: &str) -> bool {
         ct_eq(given.trim().as_bytes(), self.token.as_bytes())
     }
 
-    pub fn csrf_matches(&self, given: &str) -> bool {
-        ct_eq(given.as_bytes(), self.csrf.as_bytes())
+    /// Who a login link's token (or a bearer token) belongs to, if anyone.
+    pub fn login_for_token(&self, given: &str, via: Via) -> Option<Login> {
+        if self.token_matches(given) {
+            return Some(Login::owner(via, &self.csrf));
+        }
+        let hash = portcullis_store::token_hash(given);
+        self.users
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|u| ct_eq(hash.as_bytes(), u.hash.as_bytes()))
+            .map(|u| Login::user(via, u))
     }
 
-    /// How the request proves it comes from the person, if it does.
+    /// How the request proves who sent it, if it does.
     pub fn caller(&self, headers: &HeaderMap) -> Option<Login> {
         if let Some(b) = bearer(headers)
-            && self.token_matches(b)
+            && let Some(login) = self.login_for_token(b, Via::Bearer)
         {
-            return Some(Login::Bearer);
+            return Some(login);
         }
         let cookies = headers.get_all(header::COOKIE);
         for value in cookies.iter().filter_map(|v| v.to_str().ok()) {
             for pair in value.split(';') {
-                if let Some((name, v)) = pair.trim().split_once('=')
-                    && name == COOKIE
-                    && ct_eq(v.as_bytes(), self.cookie.as_bytes())
+                let Some((name, v)) = pair.trim().split_once('=') else {
+                    continue;
+                };
+                if name != COOKIE {
+                    continue;
+                }
+                if ct_eq(v.as_bytes(), self.cookie.as_bytes()) {
+                    return Some(Login::owner(Via::Cookie, &self.csrf));
+                }
+                let users = self.users.read().unwrap_or_else(|p| p.into_inner());
+                if let Some(u) = users
+                    .iter()
+                    .find(|u| ct_eq(v.as_bytes(), u.cookie.as_bytes()))
                 {
-                    return Some(Login::Cookie);
+                    return Some(Login::user(Via::Cookie, u));
                 }
             }
         }
@@ -134,43 +235,101 @@ impl Auth {
     }
 
     /// The person, for an API call: a bearer token, or the cookie plus the
-    /// CSRF header on anything that changes state.
+    /// CSRF header on anything that changes state — and on anything that
+    /// changes state, an approver.
     pub fn admin(&self, method: &Method, headers: &HeaderMap) -> Result<Login, ApiError> {
-        match self.caller(headers) {
-            Some(Login::Bearer) => Ok(Login::Bearer),
-            Some(Login::Cookie) if is_safe(method) => Ok(Login::Cookie),
-            Some(Login::Cookie) => {
-                let ok = headers
-                    .get(CSRF_HEADER)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| self.csrf_matches(v));
-                if ok {
-                    Ok(Login::Cookie)
-                } else {
-                    Err(ApiError::new(
-                        axum::http::StatusCode::FORBIDDEN,
-                        "csrf",
-                        "missing or wrong CSRF token (header X-CSRF-Token)",
-                    ))
-                }
-            }
-            None => Err(ApiError::unauthorized()),
+        let login = self.caller(headers).ok_or_else(ApiError::unauthorized)?;
+        if is_safe(method) {
+            return Ok(login);
         }
+        if login.via == Via::Cookie {
+            let ok = headers
+                .get(CSRF_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| login.csrf_matches(v));
+            if !ok {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::FORBIDDEN,
+                    "csrf",
+                    "missing or wrong CSRF token (header X-CSRF-Token)",
+                ));
+            }
+        }
+        login.may_change()?;
+        Ok(login)
     }
 }
 
+/// How a request proved who sent it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Login {
+pub enum Via {
     Bearer,
     Cookie,
 }
 
+/// Who sent a request: the owner of the UI token (`user: None`), or a
+/// `[[server.users]]` user, with what they may do and their CSRF token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Login {
+    pub via: Via,
+    pub user: Option<String>,
+    pub role: Role,
+    csrf: String,
+}
+
 impl Login {
-    /// Who approved, as the audit log and grants record it.
-    pub fn approver(self) -> &'static str {
-        match self {
-            Login::Bearer => "api",
-            Login::Cookie => "ui",
+    fn owner(via: Via, csrf: &str) -> Login {
+        Login {
+            via,
+            user: None,
+            role: Role::Approver,
+            csrf: csrf.to_string(),
+        }
+    }
+
+    fn user(via: Via, u: &UserLogin) -> Login {
+        Login {
+            via,
+            user: Some(u.name.clone()),
+            role: u.role,
+            csrf: u.csrf.clone(),
+        }
+    }
+
+    /// Who approved, as the audit log and grants record it: `api` or `ui`,
+    /// with the user's name (`ui:alice`).
+    pub fn approver(&self) -> String {
+        let base = match self.via {
+            Via::Bearer => "api",
+            Via::Cookie => "ui",
+        };
+        match &self.user {
+            Some(name) => format!("{base}:{name}"),
+            None => base.to_string(),
+        }
+    }
+
+    /// The CSRF token this login's forms carry.
+    pub fn csrf(&self) -> &str {
+        &self.csrf
+    }
+
+    pub fn csrf_matches(&self, given: &str) -> bool {
+        ct_eq(given.as_bytes(), self.csrf.as_bytes())
+    }
+
+    /// Whether this login may change anything: approvers may, viewers only look.
+    pub fn may_change(&self) -> Result<(), ApiError> {
+        match self.role {
+            Role::Approver => Ok(()),
+            Role::Viewer => Err(ApiError::new(
+                axum::http::StatusCode::FORBIDDEN,
+                "role",
+                format!(
+                    "`{}` is a viewer: they may look, not approve, deny or revoke",
+                    self.user.as_deref().unwrap_or("")
+                ),
+            )),
         }
     }
 }

@@ -342,6 +342,22 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         env: opts.env.clone(),
         entries: Mutex::new(HashMap::new()),
     });
+    // The `[[server.users]]` of the daemon's directory's configuration and
+    // their tokens (`user-tokens`), now and again as either changes: a
+    // revoked token or a removed user stops working within seconds.
+    {
+        let policies = Arc::clone(&policies);
+        let cwd = opts.mcp.cwd.clone();
+        let data_dir = opts.data_dir.clone();
+        auth.keep_users(move || {
+            let users = policies
+                .get_blocking(&cwd)
+                .map(|j| j.policy.server_users.clone())
+                .unwrap_or_default();
+            let hashes = portcullis_store::user_token_hashes(&data_dir).unwrap_or_default();
+            (users, hashes)
+        });
+    }
     let (events, _) = broadcast::channel(1024);
     let metrics = Arc::new(Metrics::default());
     let watcher = events::watch(

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::extract::{Form, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -20,6 +21,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::api::{P, parse_resolution};
+use crate::auth::Login;
 use crate::error::ApiError;
 
 const STYLE: &str = include_str!("../assets/style.css");
@@ -44,14 +46,17 @@ pub(crate) struct LoginQuery {
 }
 
 pub(crate) async fn login(state: Shared, Query(q): Query<LoginQuery>) -> Response {
-    match q.token {
-        Some(t) if state.auth.token_matches(&t) => {
+    match q
+        .token
+        .and_then(|t| state.auth.login_for_token(&t, crate::auth::Via::Cookie))
+    {
+        Some(login) => {
             let mut res = Redirect::to("/").into_response();
             // Over HTTPS the cookie never travels in the clear.
             let cookie = if state.hosts.is_tls() {
-                format!("{}; Secure", state.auth.login_cookie())
+                format!("{}; Secure", state.auth.login_cookie(&login))
             } else {
-                state.auth.login_cookie()
+                state.auth.login_cookie(&login)
             };
             if let Ok(v) = HeaderValue::from_str(&cookie) {
                 res.headers_mut().insert(header::SET_COOKIE, v);
@@ -86,14 +91,18 @@ pub(crate) struct Notice {
     error: Option<String>,
 }
 
-pub(crate) async fn requests_page(state: Shared, Query(n): Query<Notice>) -> Response {
+pub(crate) async fn requests_page(
+    state: Shared,
+    Extension(login): Extension<Login>,
+    Query(n): Query<Notice>,
+) -> Response {
     let live = match state.with_store(live_state).await {
         Ok(Ok(l)) => l,
-        Ok(Err(e)) => return store_error(&state, e),
+        Ok(Err(e)) => return store_error(e),
         Err(e) => return e.into_response(),
     };
     let waiting = live.waiting();
-    let html = live.html(&state);
+    let html = live.html(login.csrf());
     let mut body = notices(&n);
     let _ = write!(
         body,
@@ -112,21 +121,24 @@ pub(crate) async fn requests_page(state: Shared, Query(n): Query<Notice>) -> Res
         html
     );
     page(
-        &state,
+        login.csrf(),
         "requests",
         &title_with_count("Requests", waiting),
         &body,
     )
 }
 
-pub(crate) async fn requests_fragment(state: Shared) -> Response {
+pub(crate) async fn requests_fragment(
+    state: Shared,
+    Extension(login): Extension<Login>,
+) -> Response {
     let live = match state.with_store(live_state).await {
         Ok(live) => live,
         Err(e) => return e.into_response(),
     };
     match live {
         Ok(live) => {
-            let html = live.html(&state);
+            let html = live.html(login.csrf());
             let tag = version(&html);
             let mut res = Html(html).into_response();
             if let Ok(v) = HeaderValue::from_str(&live.waiting().to_string()) {
@@ -160,13 +172,13 @@ impl Live {
         self.requests.len() + self.changes.len()
     }
 
-    fn html(&self, state: &AppState) -> String {
+    fn html(&self, csrf: &str) -> String {
         if self.waiting() == 0 {
             return "<p class=\"empty\">No pending requests. New ones appear here as agents are refused.</p>".into();
         }
-        let mut out = tool_changes_html(state, &self.changes);
+        let mut out = tool_changes_html(&self.changes, csrf);
         if !self.requests.is_empty() {
-            out.push_str(&requests_html(state, &self.requests, &self.sessions));
+            out.push_str(&requests_html(&self.requests, &self.sessions, csrf));
         }
         out
     }
@@ -188,7 +200,7 @@ fn live_state(store: &Store) -> Result<Live, portcullis_store::StoreError> {
 }
 
 /// Changed MCP tool definitions: the diff against the approved one, and the choice.
-fn tool_changes_html(state: &AppState, changes: &[(Pin, Option<Pin>)]) -> String {
+fn tool_changes_html(changes: &[(Pin, Option<Pin>)], csrf: &str) -> String {
     if changes.is_empty() {
         return String::new();
     }
@@ -224,7 +236,7 @@ fn tool_changes_html(state: &AppState, changes: &[(Pin, Option<Pin>)]) -> String
                 "First seen; this server's tools need approval before use:"
             },
             diff = line_diff(&old_text, &new_text),
-            csrf = state.auth.csrf(),
+            csrf = csrf,
             hash = esc(&pin.hash),
         );
     }
@@ -360,7 +372,7 @@ fn effects_html(r: &Request) -> String {
     out
 }
 
-fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> String {
+fn requests_html(list: &[Request], sessions: &[Session], csrf: &str) -> String {
     let now = unix_now();
     if list.is_empty() {
         return "<p class=\"empty\">No pending requests. New ones appear here as agents are refused.</p>".into();
@@ -440,7 +452,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                     ),
                     None => String::new(),
                 },
-                csrf = state.auth.csrf(),
+                csrf = csrf,
                 // The safest choice is the focused default: Enter denies.
                 focus = if i == 0 { " autofocus" } else { "" },
                 device = if r.suggested.contains(&Resolution::Device) {
@@ -457,7 +469,7 @@ fn requests_html(state: &AppState, list: &[Request], sessions: &[Session]) -> St
                    <button name=\"scope\" value=\"deny\" class=\"deny\"{focus}>Dismiss (deny)</button>\
                    <span class=\"muted\">The policy does not let this be approved from here.</span></form>",
                 id = r.id,
-                csrf = state.auth.csrf(),
+                csrf = csrf,
                 focus = if i == 0 { " autofocus" } else { "" },
             );
         }
@@ -474,10 +486,14 @@ pub(crate) struct GrantsQuery {
     error: Option<String>,
 }
 
-pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> Response {
+pub(crate) async fn grants_page(
+    state: Shared,
+    Extension(login): Extension<Login>,
+    Query(q): Query<GrantsQuery>,
+) -> Response {
     let grants = match state.with_store(|s| s.grants()).await {
         Ok(Ok(g)) => g,
-        Ok(Err(e)) => return store_error(&state, e),
+        Ok(Err(e)) => return store_error(e),
         Err(e) => return e.into_response(),
     };
     let now = unix_now();
@@ -514,7 +530,7 @@ pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> 
                 format!(
                     "<form method=\"post\" action=\"/ui/grants/{}/revoke\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"deny small\">Revoke</button></form>",
                     g.id,
-                    state.auth.csrf()
+                    login.csrf()
                 )
             } else if g.revoked_at.is_some() {
                 "<span class=\"muted\">revoked</span>".into()
@@ -549,7 +565,7 @@ pub(crate) async fn grants_page(state: Shared, Query(q): Query<GrantsQuery>) -> 
         }
         body.push_str("</tbody></table>");
     }
-    page(&state, "grants", "Grants — portcullis", &body)
+    page(login.csrf(), "grants", "Grants — portcullis", &body)
 }
 
 #[derive(Deserialize, Default)]
@@ -592,7 +608,7 @@ pub(crate) async fn audit_export(state: Shared, Query(q): Query<AuditQuery>) -> 
         .await;
     let rows = match rows {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return store_error(&state, e),
+        Ok(Err(e)) => return store_error(e),
         Err(e) => return e.into_response(),
     };
     let (body, kind, name) = if csv {
@@ -649,7 +665,11 @@ fn audit_filter(q: &AuditQuery) -> AuditFilter {
     }
 }
 
-pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Response {
+pub(crate) async fn audit_page(
+    state: Shared,
+    Extension(login): Extension<Login>,
+    Query(q): Query<AuditQuery>,
+) -> Response {
     let filter = audit_filter(&q);
     let query = filter.clone();
     let (rows, check, sessions) = match state
@@ -667,7 +687,7 @@ pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Re
     };
     let rows = match rows {
         Ok(r) => r,
-        Err(e) => return store_error(&state, e),
+        Err(e) => return store_error(e),
     };
     let verify = match check {
         Ok(AuditCheck::Intact { rows }) => format!(
@@ -803,13 +823,13 @@ pub(crate) async fn audit_page(state: Shared, Query(q): Query<AuditQuery>) -> Re
             let _ = write!(body, "<p><a href=\"{}\">Older rows →</a></p>", esc(&next));
         }
     }
-    page(&state, "audit", "Audit — portcullis", &body)
+    page(login.csrf(), "audit", "Audit — portcullis", &body)
 }
 
-pub(crate) async fn sessions_page(state: Shared) -> Response {
+pub(crate) async fn sessions_page(state: Shared, Extension(login): Extension<Login>) -> Response {
     let sessions = match state.with_store(|s| s.sessions()).await {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) => return store_error(&state, e),
+        Ok(Err(e)) => return store_error(e),
         Err(e) => return e.into_response(),
     };
     let now = unix_now();
@@ -840,7 +860,7 @@ pub(crate) async fn sessions_page(state: Shared) -> Response {
         }
         body.push_str("</tbody></table>");
     }
-    page(&state, "sessions", "Sessions — portcullis", &body)
+    page(login.csrf(), "sessions", "Sessions — portcullis", &body)
 }
 
 // ----- forms ----------------------------------------------------------------
@@ -862,9 +882,11 @@ pub(crate) struct ResolveForm {
 
 pub(crate) async fn resolve_form(
     state: Shared,
+    Extension(login): Extension<Login>,
     P(id): P<i64>,
     CsrfForm(f): CsrfForm<ResolveForm>,
 ) -> Response {
+    let by = login.approver();
     let (scope, lasting) = match f.scope.as_str() {
         "deny-session" => ("deny", Some("session")),
         other => (other, None),
@@ -878,7 +900,7 @@ pub(crate) async fn resolve_form(
         && how != Resolution::Deny
     {
         let save = f.save.clone().filter(|p| !p.is_empty());
-        return resolve_form_with_rule(&state, id, how, rule, save, now).await;
+        return resolve_form_with_rule(&state, id, how, rule, save, by, now).await;
     }
     // The message box is on every card: it counts with a deny only.
     let message = f.message.as_deref().filter(|_| how == Resolution::Deny);
@@ -903,7 +925,7 @@ pub(crate) async fn resolve_form(
                     ),
                 });
             }
-            portcullis_engine::actions::resolve_request_with(s, id, how, denial.as_ref(), "ui", now)
+            portcullis_engine::actions::resolve_request_with(s, id, how, denial.as_ref(), &by, now)
         })
         .await
     {
@@ -942,13 +964,11 @@ async fn resolve_form_with_rule(
     how: Resolution,
     rule: String,
     save: Option<String>,
+    by: String,
     now: i64,
 ) -> Response {
     use crate::RuleError;
-    match state
-        .resolve_with_rule(id, how, rule, save, "ui".into(), now)
-        .await
-    {
+    match state.resolve_with_rule(id, how, rule, save, by, now).await {
         Ok((_, Some(g), saved_to)) => back(
             "/",
             Ok(format!(
@@ -976,11 +996,13 @@ pub(crate) struct Nothing {}
 
 pub(crate) async fn revoke_form(
     state: Shared,
+    Extension(login): Extension<Login>,
     P(id): P<i64>,
     CsrfForm(_): CsrfForm<Nothing>,
 ) -> Response {
+    let by = login.approver();
     let revoked = state
-        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, "ui", unix_now()))
+        .with_store(move |s| portcullis_engine::actions::revoke_grant(s, id, &by, unix_now()))
         .await;
     let revoked = match revoked {
         Ok(r) => r,
@@ -1006,7 +1028,12 @@ pub(crate) struct PinForm {
     decision: String,
 }
 
-pub(crate) async fn pin_form(state: Shared, CsrfForm(f): CsrfForm<PinForm>) -> Response {
+pub(crate) async fn pin_form(
+    state: Shared,
+    Extension(login): Extension<Login>,
+    CsrfForm(f): CsrfForm<PinForm>,
+) -> Response {
+    let by = login.approver();
     let approve = match f.decision.as_str() {
         "approve" => true,
         "reject" => false,
@@ -1021,7 +1048,7 @@ pub(crate) async fn pin_form(state: Shared, CsrfForm(f): CsrfForm<PinForm>) -> R
                 &tool,
                 &hash,
                 approve,
-                "ui",
+                &by,
                 unix_now(),
             )
         })
@@ -1068,10 +1095,17 @@ impl<T: serde::de::DeserializeOwned + Send> axum::extract::FromRequest<Arc<AppSt
         req: axum::extract::Request,
         state: &Arc<AppState>,
     ) -> Result<Self, Response> {
+        // The route's layer put who is posting in the request.
+        let login = req
+            .extensions()
+            .get::<crate::auth::Login>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthorized().into_response())?;
+        login.may_change().map_err(IntoResponse::into_response)?;
         let Form(f) = Form::<WithCsrf<T>>::from_request(req, state)
             .await
             .map_err(IntoResponse::into_response)?;
-        if !state.auth.csrf_matches(&f.csrf) {
+        if !login.csrf_matches(&f.csrf) {
             let e = ApiError::new(StatusCode::FORBIDDEN, "csrf", "missing or wrong CSRF token");
             return Err(e.into_response());
         }
@@ -1090,7 +1124,7 @@ fn back(to: &str, message: Result<String, String>) -> Response {
 
 // ----- layout ---------------------------------------------------------------
 
-fn page(state: &AppState, active: &str, title: &str, body: &str) -> Response {
+fn page(csrf: &str, active: &str, title: &str, body: &str) -> Response {
     let nav = [
         ("requests", "/", "Requests"),
         ("grants", "/grants", "Grants"),
@@ -1116,7 +1150,7 @@ fn page(state: &AppState, active: &str, title: &str, body: &str) -> Response {
          <link rel=\"stylesheet\" href=\"/assets/style.css\"><script src=\"/assets/app.js\" defer></script></head>\
          <body data-page=\"{active}\"><nav class=\"top\"><span class=\"brand\">portcullis</span>{nav}</nav>\
          <main>{body}</main></body></html>",
-        csrf = state.auth.csrf(),
+        csrf = csrf,
         title = esc(title),
     );
     page_response(&html)
@@ -1140,9 +1174,10 @@ fn page_response(html: &str) -> Response {
     res
 }
 
-fn store_error(state: &AppState, e: portcullis_store::StoreError) -> Response {
+fn store_error(e: portcullis_store::StoreError) -> Response {
+    // An error page carries no form: no CSRF token.
     let mut res = page(
-        state,
+        "",
         "",
         "Error — portcullis",
         &format!(

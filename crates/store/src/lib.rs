@@ -41,6 +41,7 @@ pub mod schema;
 mod sessions;
 mod trust;
 mod types;
+mod user_tokens;
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::ErrorKind;
@@ -60,6 +61,9 @@ pub use types::{
     AgentKind, AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict, CallEffect, Denial,
     Grant, GrantScope, GrantTarget, NewGrant, NewRequest, NewSession, Op, ParseError, Pin,
     PinCheck, PinStatus, Registered, Request, RequestStatus, Resolution, Session,
+};
+pub use user_tokens::{
+    USER_TOKENS_FILE, issue_user_token, revoke_user_token, token_hash, user_token_hashes,
 };
 
 /// The database file's name inside the data directory.

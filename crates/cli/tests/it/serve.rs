@@ -496,3 +496,149 @@ fn serve_speaks_https_and_refuses_plain_http_off_loopback() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// People, not one shared token (issue 18): `[[server.users]]` names an
+/// approver and a viewer, `portcullis users token` gives each a login of
+/// their own (picked up by the running server), the viewer may look but not
+/// resolve, the approver's resolution records their name, and a revoked
+/// token stops working.
+#[test]
+fn users_have_their_own_logins_and_roles() {
+    let s = Served::start_with(|_| {
+        "[[server.users]]\nname = \"alice\"\nrole = \"approver\"\n\
+         [[server.users]]\nname = \"bob\"\nrole = \"viewer\"\n"
+            .to_string()
+    });
+    let token = |name: &str| {
+        let out = s
+            .portcullis()
+            .args(["users", "token", name])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let alice = format!("Bearer {}", token("alice"));
+    let bob = format!("Bearer {}", token("bob"));
+    let out = s
+        .portcullis()
+        .args(["users", "token", "carol"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "an unconfigured user got a token");
+    s.register("s1");
+    let id = s.check_outside_read("s1")["request"]["id"]
+        .as_i64()
+        .expect("a request");
+    // The server reads new tokens within seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s
+        .request("GET", "/v1/requests", &[("Authorization", &bob)], None)
+        .0
+        != 200
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bob's token never worked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let resolve = |auth: &str| {
+        s.request(
+            "POST",
+            &format!("/v1/requests/{id}/resolve"),
+            &[("Authorization", auth)],
+            Some(r#"{"scope":"once"}"#),
+        )
+    };
+    // The viewer looks, and is refused a resolution.
+    let (status, _, body) = resolve(&bob);
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(json_body(&body)["code"], "role", "{body}");
+    let (status, _, body) = s.request("GET", "/v1/requests", &[("Authorization", &bob)], None);
+    assert_eq!(
+        (status, json_body(&body)[0]["status"].as_str()),
+        (200, Some("pending"))
+    );
+    // The viewer's own login link works for pages.
+    let (status, headers, _) = s.request(
+        "GET",
+        &format!("/login?token={}", bob.trim_start_matches("Bearer ")),
+        &[],
+        None,
+    );
+    assert_eq!(status, 303);
+    let cookie = headers
+        .iter()
+        .find(|(k, v)| k == "set-cookie" && v.starts_with("portcullis_ui="))
+        .map(|(_, v)| v.split(';').next().unwrap().to_string())
+        .expect("a login cookie");
+    // Bob's page carries his own CSRF token; his form post is refused all the same.
+    let (status, _, page) = s.request("GET", "/", &[("Cookie", &cookie)], None);
+    assert_eq!(status, 200, "{page}");
+    let csrf = page
+        .split("name=\"csrf\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page's CSRF token")
+        .to_string();
+    let origin = format!("http://127.0.0.1:{}", s.port);
+    let (status, _, body) = s.request(
+        "POST",
+        &format!("/ui/requests/{id}/resolve"),
+        &[
+            ("Cookie", &cookie),
+            ("Origin", &origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        Some(&format!("csrf={csrf}&scope=once")),
+    );
+    assert_eq!(status, 403, "a viewer's form resolved a request: {body}");
+    assert!(
+        body.contains("viewer"),
+        "refused for another reason: {body}"
+    );
+    // The approver resolves, under their name.
+    let (status, _, body) = resolve(&alice);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json_body(&body)["request"]["resolved_by"],
+        "api:alice",
+        "{body}"
+    );
+    // A stranger's token is nobody's.
+    let (status, _, _) = s.request(
+        "GET",
+        "/v1/requests",
+        &[("Authorization", "Bearer 00ff")],
+        None,
+    );
+    assert_eq!(status, 401);
+    // Revoked: alice's token stops working within seconds.
+    let out = s
+        .portcullis()
+        .args(["users", "revoke", "alice"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s
+        .request("GET", "/v1/requests", &[("Authorization", &alice)], None)
+        .0
+        != 401
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a revoked token still works"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

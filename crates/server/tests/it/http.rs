@@ -137,9 +137,11 @@ impl Fx {
     }
 
     fn login_cookie(&self) -> String {
-        self.state
-            .auth
-            .login_cookie()
+        let auth = &self.state.auth;
+        let owner = auth
+            .login_for_token(auth.token(), portcullis_server::auth::Via::Cookie)
+            .expect("the owner's token logs in");
+        auth.login_cookie(&owner)
             .split(';')
             .next()
             .unwrap()
