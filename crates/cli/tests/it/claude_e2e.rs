@@ -325,26 +325,14 @@ fn a_persons_denial_message_reaches_claude_code_on_its_retry() {
         "the first attempt raised no request: {text}\n{ctx}"
     );
     let session = session_id(&result, &ctx);
-    let portcullis = |args: &[&str]| {
-        std::process::Command::new(harness::portcullis())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&world.data)
-            .env("HOME", &world.home)
-            .output()
-            .expect("run portcullis")
-    };
-    let listed = portcullis(&["requests", "list", "--json"]);
-    let pending: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let pending = world.pending();
     let id = pending
-        .as_array()
-        .unwrap()
         .iter()
         .find(|r| r["session"] == session.as_str())
         .and_then(|r| r["id"].as_i64())
-        .unwrap_or_else(|| panic!("no request for session {session}: {pending}\n{ctx}"));
+        .unwrap_or_else(|| panic!("no request for session {session}: {pending:?}\n{ctx}"));
     let message = "use the copy in the repository instead";
-    let out = portcullis(&[
+    let out = world.person(&[
         "requests",
         "resolve",
         "--scope",
@@ -382,15 +370,10 @@ fn a_persons_denial_message_reaches_claude_code_on_its_retry() {
         text.contains(message) && text.contains("a person denied this call"),
         "the model did not read the person's words: {text}\n{ctx}"
     );
-    let listed = portcullis(&["requests", "list", "--json"]);
-    let pending: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let pending = world.pending();
     assert!(
-        pending
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|r| r["session"] != session.as_str()),
-        "a standing denial asks nobody again: {pending}"
+        pending.iter().all(|r| r["session"] != session.as_str()),
+        "a standing denial asks nobody again: {pending:?}"
     );
 }
 
@@ -471,53 +454,19 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
         ".claude/settings.json",
         "hook claude-code",
     );
-    let downloads = world.home.join("Downloads");
-    std::fs::create_dir_all(&downloads).unwrap();
-    let report = downloads.join("report.txt");
-    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
-    let elsewhere = world.scratch.dir("elsewhere");
-    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
-    let link = downloads.join("notes.txt");
-    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
-    let fs_server = harness::repo_root()
-        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(
-        fs_server.exists(),
-        "npm ci --prefix e2e: {}",
-        fs_server.display()
-    );
-    // The filesystem server may read all three folders itself: what stops
-    // the agent is portcullis.
+    let d = world.downloads();
     let mcp_config = world.scratch.join("mcp.json");
     std::fs::write(
         &mcp_config,
         json!({"mcpServers": {"fs": {
             "command": harness::portcullis(),
-            "args": ["mcp-bridge", "--name", "fs", "--", "node", fs_server,
-                     project, downloads, elsewhere],
+            "args": d.bridge_args(&project),
         }}})
         .to_string(),
     )
     .unwrap();
     let read =
         |path: &Path| model_server::tool_call("mcp__fs__read_text_file", &json!({"path": path}));
-    let portcullis = |args: &[&str]| {
-        std::process::Command::new(harness::portcullis())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&world.data)
-            .env("HOME", &world.home)
-            .output()
-            .expect("run portcullis")
-    };
-    let pending = || -> Vec<Value> {
-        let listed = portcullis(&["requests", "list", "--json"]);
-        serde_json::from_slice::<Value>(&listed.stdout)
-            .unwrap()
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    };
 
     // One Claude run (resuming `resume`) whose model calls `script`: the
     // text of tool result `id`, Claude's JSON result, and the run's report.
@@ -531,13 +480,13 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
     };
 
     // 1. The read is refused with one request, in Claude's own session.
-    let (text, result, ctx) = attempt(&read(&report), None, "the first read", TOOL_USE_ID);
+    let (text, result, ctx) = attempt(&read(&d.report), None, "the first read", TOOL_USE_ID);
     let session = session_id(&result, &ctx);
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "the first read was not refused with a request: {text}\n{ctx}"
     );
-    let requests = pending();
+    let requests = world.pending();
     let ours: Vec<&Value> = requests
         .iter()
         .filter(|r| r["session"] == session.as_str())
@@ -555,20 +504,11 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
     let id = ours[0]["id"].as_i64().unwrap();
 
     // 2. A person allows reading Downloads for this session.
-    let out = portcullis(&[
-        "requests",
-        "resolve",
-        "--scope",
-        "session",
-        "--rule",
-        "Read(~/Downloads/**)",
-        &id.to_string(),
-    ]);
-    assert!(out.status.success(), "resolve: {out:?}");
+    world.allow_downloads_for_the_session(id);
 
     // 3. The retry in the same Claude session reads the file.
     let (text, _, ctx) = attempt(
-        &read(&report),
+        &read(&d.report),
         Some(&session),
         "the retry",
         RETRY_TOOL_USE_ID,
@@ -579,7 +519,7 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 4. A write into Downloads stays refused.
-    let written = downloads.join("new.txt");
+    let written = d.dir.join("new.txt");
     let write = model_server::tool_call(
         "mcp__fs__write_file",
         &json!({"path": written, "content": "from the agent\n"}),
@@ -593,14 +533,14 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
     let third_retry = format!("{RETRY_TOOL_USE_ID}_3");
-    let (text, _, ctx) = attempt(&read(&link), Some(&session), "the symlink", &third_retry);
+    let (text, _, ctx) = attempt(&read(&d.link), Some(&session), "the symlink", &third_retry);
     assert!(
         text.contains("portcullis refused") && !text.contains("secret plan"),
         "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
     );
 
     // 6. A second session does not inherit the grant.
-    let (text, result, ctx) = attempt(&read(&report), None, "a second session", TOOL_USE_ID);
+    let (text, result, ctx) = attempt(&read(&d.report), None, "a second session", TOOL_USE_ID);
     let second = session_id(&result, &ctx);
     assert_ne!(second, session);
     assert!(
@@ -608,7 +548,10 @@ fn claude_code_reads_downloads_through_the_bridge_after_a_session_grant() {
         "a second session read Downloads: {text}\n{ctx}"
     );
     assert!(
-        pending().iter().any(|r| r["session"] == second.as_str()),
+        world
+            .pending()
+            .iter()
+            .any(|r| r["session"] == second.as_str()),
         "the second session's request is in its own session"
     );
 

@@ -544,33 +544,10 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
         "mode = \"ask\"\n[permissions]\nallow = [\"mcp__fs__read_text_file\"]\n",
     );
     let project = world.protected_project("project", "codex", ".codex/hooks.json", "hook codex");
-    let downloads = world.home.join("Downloads");
-    std::fs::create_dir_all(&downloads).unwrap();
-    let report = downloads.join("report.txt");
-    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
-    let elsewhere = world.scratch.dir("elsewhere");
-    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
-    let link = downloads.join("notes.txt");
-    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
-    let fs_server = harness::repo_root()
-        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(
-        fs_server.exists(),
-        "npm ci --prefix e2e: {}",
-        fs_server.display()
-    );
+    let d = world.downloads();
     codex_config(&world, &[&project]);
-    // The filesystem server behind the bridge (it may read all three folders
-    // itself: what stops the agent is portcullis).
-    let args: Vec<String> = ["mcp-bridge", "--name", "fs", "--", "node"]
-        .iter()
-        .map(|a| a.to_string())
-        .chain(
-            [&fs_server, &project, &downloads, &elsewhere]
-                .iter()
-                .map(|p| p.display().to_string()),
-        )
-        .collect();
+    // The filesystem server behind the bridge.
+    let args = d.bridge_args(&project);
     let config = codex_home(&world).join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
@@ -585,23 +562,6 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     }
     drop(app);
 
-    let portcullis = |args: &[&str]| {
-        Command::new(harness::portcullis())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&world.data)
-            .env("HOME", &world.home)
-            .output()
-            .expect("run portcullis")
-    };
-    let pending = || -> Vec<Value> {
-        let listed = portcullis(&["requests", "list", "--json"]);
-        serde_json::from_slice::<Value>(&listed.stdout)
-            .unwrap()
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    };
     let read = |path: &Path| tool_call("mcp__fs__read_text_file", &json!({"path": path}));
     // One Codex run (resuming `thread`) whose model calls `script`: the
     // output of call `id`, the thread, and the run's report.
@@ -615,13 +575,13 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     };
 
     // 1. The read is refused with one request, in Codex's thread.
-    let (text, thread, ctx) = attempt(&read(&report), None, "the first read", CALL_ID);
+    let (text, thread, ctx) = attempt(&read(&d.report), None, "the first read", CALL_ID);
     let thread = thread_id(thread, &ctx);
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "the first read was not refused with a request: {text}\n{ctx}"
     );
-    let requests = pending();
+    let requests = world.pending();
     assert_eq!(
         requests.len(),
         1,
@@ -642,20 +602,11 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     let id = requests[0]["id"].as_i64().unwrap();
 
     // 2. A person allows reading Downloads for this session.
-    let out = portcullis(&[
-        "requests",
-        "resolve",
-        "--scope",
-        "session",
-        "--rule",
-        "Read(~/Downloads/**)",
-        &id.to_string(),
-    ]);
-    assert!(out.status.success(), "resolve: {out:?}");
+    world.allow_downloads_for_the_session(id);
 
     // 3. The retry in the same thread reads the file.
     let retry = format!("{CALL_ID}_1");
-    let (text, _, ctx) = attempt(&read(&report), Some(&thread), "the retry", &retry);
+    let (text, _, ctx) = attempt(&read(&d.report), Some(&thread), "the retry", &retry);
     assert!(
         text.contains("quarterly numbers: 42"),
         "the file's content did not reach the model: {text}\n{ctx}"
@@ -671,7 +622,7 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 4. A write into Downloads stays refused.
-    let written = downloads.join("new.txt");
+    let written = d.dir.join("new.txt");
     let write = tool_call(
         "mcp__fs__write_file",
         &json!({"path": written, "content": "from the agent\n"}),
@@ -684,7 +635,7 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
     let (text, _, ctx) = attempt(
-        &read(&link),
+        &read(&d.link),
         Some(&thread),
         "the symlink",
         &format!("{CALL_ID}_3"),
@@ -695,7 +646,7 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 6. A new thread does not inherit the grant.
-    let (text, second, ctx) = attempt(&read(&report), None, "a second thread", CALL_ID);
+    let (text, second, ctx) = attempt(&read(&d.report), None, "a second thread", CALL_ID);
     let second = thread_id(second, &ctx);
     assert_ne!(second, thread);
     assert!(
@@ -703,7 +654,10 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
         "a second thread read Downloads: {text}\n{ctx}"
     );
     assert!(
-        pending().iter().any(|r| r["session"] == second.as_str()),
+        world
+            .pending()
+            .iter()
+            .any(|r| r["session"] == second.as_str()),
         "the second thread's request is in its own session"
     );
 }

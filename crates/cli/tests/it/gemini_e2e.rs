@@ -228,24 +228,9 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
     let project =
         world.protected_project("project", "gemini", ".gemini/settings.json", "hook gemini");
-    let downloads = world.home.join("Downloads");
-    std::fs::create_dir_all(&downloads).unwrap();
-    let report = downloads.join("report.txt");
-    std::fs::write(&report, "quarterly numbers: 42\n").unwrap();
-    let elsewhere = world.scratch.dir("elsewhere");
-    std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").unwrap();
-    let link = downloads.join("notes.txt");
-    std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).unwrap();
-    let fs_server = harness::repo_root()
-        .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(
-        fs_server.exists(),
-        "npm ci --prefix e2e: {}",
-        fs_server.display()
-    );
+    let d = world.downloads();
     // The user's settings: API-key auth and the filesystem server behind the
-    // bridge (it may read all three folders itself: what stops the agent is
-    // portcullis).
+    // bridge.
     let dir = world.home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
     let settings = json!({
@@ -253,29 +238,11 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
         "privacy": {"usageStatisticsEnabled": false},
         "mcpServers": {"fs": {
             "command": harness::portcullis(),
-            "args": ["mcp-bridge", "--name", "fs", "--", "node", fs_server,
-                     &project, &downloads, &elsewhere],
+            "args": d.bridge_args(&project),
         }},
     });
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
 
-    let portcullis = |args: &[&str]| {
-        std::process::Command::new(harness::portcullis())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&world.data)
-            .env("HOME", &world.home)
-            .output()
-            .expect("run portcullis")
-    };
-    let pending = || -> Vec<Value> {
-        let listed = portcullis(&["requests", "list", "--json"]);
-        serde_json::from_slice::<Value>(&listed.stdout)
-            .unwrap()
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    };
     const TOOL: &str = "mcp_fs_read_text_file";
     let read = |path: &Path| tool_call(TOOL, &json!({"path": path}));
     let attempt = |script: &str, tool: &str, resume: bool, name: &str| {
@@ -288,12 +255,12 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     };
 
     // 1. The read is refused with one request, in Gemini's session.
-    let (text, ctx) = attempt(&read(&report), TOOL, false, "the first read");
+    let (text, ctx) = attempt(&read(&d.report), TOOL, false, "the first read");
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "the first read was not refused with a request: {text}\n{ctx}"
     );
-    let requests = pending();
+    let requests = world.pending();
     assert_eq!(
         requests.len(),
         1,
@@ -317,19 +284,10 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     let id = requests[0]["id"].as_i64().unwrap();
 
     // 2. A person allows reading Downloads for this session.
-    let out = portcullis(&[
-        "requests",
-        "resolve",
-        "--scope",
-        "session",
-        "--rule",
-        "Read(~/Downloads/**)",
-        &id.to_string(),
-    ]);
-    assert!(out.status.success(), "resolve: {out:?}");
+    world.allow_downloads_for_the_session(id);
 
     // 3. The retry in the same Gemini session reads the file.
-    let (text, ctx) = attempt(&read(&report), TOOL, true, "the retry");
+    let (text, ctx) = attempt(&read(&d.report), TOOL, true, "the retry");
     assert!(
         text.contains("quarterly numbers: 42"),
         "the file's content did not reach the model: {text}\n{ctx}"
@@ -345,7 +303,7 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 4. A write into Downloads stays refused.
-    let written = downloads.join("new.txt");
+    let written = d.dir.join("new.txt");
     let write = tool_call(
         "mcp_fs_write_file",
         &json!({"path": written, "content": "from the agent\n"}),
@@ -357,19 +315,20 @@ fn gemini_reads_downloads_through_the_bridge_after_a_session_grant() {
     );
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
-    let (text, ctx) = attempt(&read(&link), TOOL, true, "the symlink");
+    let (text, ctx) = attempt(&read(&d.link), TOOL, true, "the symlink");
     assert!(
         text.contains("portcullis refused") && !text.contains("secret plan"),
         "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
     );
 
     // 6. A new session does not inherit the grant.
-    let (text, ctx) = attempt(&read(&report), TOOL, false, "a second session");
+    let (text, ctx) = attempt(&read(&d.report), TOOL, false, "a second session");
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
         "a second session read Downloads: {text}\n{ctx}"
     );
-    let others: Vec<Value> = pending()
+    let others: Vec<Value> = world
+        .pending()
         .into_iter()
         .filter(|r| r["session"] != session.as_str())
         .collect();

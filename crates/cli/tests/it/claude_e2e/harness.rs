@@ -189,6 +189,36 @@ pub fn portcullis() -> &'static str {
     env!("CARGO_BIN_EXE_portcullis")
 }
 
+/// The files of the Downloads case ([`World::downloads`]).
+pub struct Downloads {
+    /// `~/Downloads`.
+    pub dir: PathBuf,
+    /// `~/Downloads/report.txt`: "quarterly numbers: 42".
+    pub report: PathBuf,
+    /// `~/Downloads/notes.txt` → `elsewhere/plan.txt` ("the secret plan").
+    pub link: PathBuf,
+    pub elsewhere: PathBuf,
+    /// `server-filesystem`'s `dist/index.js`, run with `node`.
+    pub fs_server: PathBuf,
+}
+
+impl Downloads {
+    /// The bridge's arguments for the filesystem server, which may read
+    /// `project`, Downloads and elsewhere itself: what stops the agent is
+    /// portcullis.
+    pub fn bridge_args(&self, project: &Path) -> Vec<String> {
+        ["mcp-bridge", "--name", "fs", "--", "node"]
+            .iter()
+            .map(|a| a.to_string())
+            .chain(
+                [&self.fs_server, project, &self.dir, &self.elsewhere]
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            )
+            .collect()
+    }
+}
+
 /// The throw-away world of one end-to-end test: a scratch home holding
 /// portcullis' user configuration and default data directory (where an
 /// installed hook finds them), and git projects to run the agent in.
@@ -300,6 +330,70 @@ impl World {
     /// Runs an agent command with `timeout`, its output kept under `logs/`.
     pub fn run(&self, cmd: &mut Command, name: &str, timeout: Duration) -> Ran {
         run_with_deadline(cmd, &self.scratch.join("logs"), name, timeout)
+    }
+
+    /// `portcullis ARGS… --data-dir DATA` as the person at this world's
+    /// keyboard runs it.
+    pub fn person(&self, args: &[&str]) -> std::process::Output {
+        Command::new(portcullis())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&self.data)
+            .env("HOME", &self.home)
+            .output()
+            .expect("run portcullis")
+    }
+
+    /// The pending permission requests (`requests list --json`).
+    pub fn pending(&self) -> Vec<serde_json::Value> {
+        let listed = self.person(&["requests", "list", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&listed.stdout)
+            .expect("requests list prints JSON")
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A person allows reading `~/Downloads/**` for request `id`'s session.
+    pub fn allow_downloads_for_the_session(&self, id: i64) {
+        let out = self.person(&[
+            "requests",
+            "resolve",
+            "--scope",
+            "session",
+            "--rule",
+            "Read(~/Downloads/**)",
+            &id.to_string(),
+        ]);
+        assert!(out.status.success(), "resolve: {out:?}");
+    }
+
+    /// The seed's Downloads case (issue 17): `~/Downloads/report.txt` outside
+    /// the workspace, a symlink in Downloads to a file elsewhere, and the real
+    /// filesystem MCP server's entry point.
+    pub fn downloads(&self) -> Downloads {
+        let dir = self.home.join("Downloads");
+        std::fs::create_dir_all(&dir).expect("create ~/Downloads");
+        let report = dir.join("report.txt");
+        std::fs::write(&report, "quarterly numbers: 42\n").expect("write the report");
+        let elsewhere = self.scratch.dir("elsewhere");
+        std::fs::write(elsewhere.join("plan.txt"), "the secret plan\n").expect("write the plan");
+        let link = dir.join("notes.txt");
+        std::os::unix::fs::symlink(elsewhere.join("plan.txt"), &link).expect("symlink");
+        let fs_server = repo_root()
+            .join("e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+        assert!(
+            fs_server.exists(),
+            "npm ci --prefix e2e: {}",
+            fs_server.display()
+        );
+        Downloads {
+            dir,
+            report,
+            link,
+            elsewhere,
+            fs_server,
+        }
     }
 
     /// Every audit row, from `portcullis audit export --jsonl`.
