@@ -26,6 +26,15 @@ impl Remote {
         }
     }
 
+    /// The Streamable HTTP server of a `[[mcp.servers]]` entry (`None` for
+    /// a command), its `ca_file`'s `~/` made `home`'s.
+    pub fn configured(server: &portcullis_policy::McpServer, home: &str) -> Option<Remote> {
+        Some(Remote {
+            url: server.url.clone()?,
+            ca_file: server.ca_file_under(home).map(Into::into),
+        })
+    }
+
     fn is_https(&self) -> bool {
         self.url.starts_with("https://")
     }

@@ -98,12 +98,9 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
         }),
         (_, None, false) => command(&args.command),
         (Some(m), None, true) if !m.command.is_empty() => command(&m.command),
-        (Some(m), None, true) if m.url.is_some() => {
-            portcullis_bridge::Target::Url(portcullis_bridge::Remote {
-                url: m.url.clone().unwrap_or_default(),
-                ca_file: m.ca_file_under(&env.home).map(Into::into),
-            })
-        }
+        (Some(m), None, true) if m.url.is_some() => portcullis_bridge::Target::Url(
+            portcullis_bridge::Remote::configured(m, &env.home).context("the entry's url")?,
+        ),
         _ => bail!(
             "no server: give its command after `--` or --url, or add a [[mcp.servers]] entry named `{}`",
             args.name

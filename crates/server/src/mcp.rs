@@ -221,13 +221,9 @@ async fn service_for(
             "{MAX_RUNNING} MCP servers already run for other workspaces; restart `portcullis serve` to free them"
         ));
     }
-    let target = match &server.url {
-        Some(url) => portcullis_bridge::Target::Url(portcullis_bridge::Remote {
-            url: url.clone(),
-            ca_file: server
-                .ca_file_under(&std::env::var("HOME").unwrap_or_default())
-                .map(Into::into),
-        }),
+    let home = std::env::var("HOME").unwrap_or_default();
+    let target = match portcullis_bridge::Remote::configured(server, &home) {
+        Some(remote) => portcullis_bridge::Target::Url(remote),
         None => {
             let Some((program, args)) = server.command.split_first() else {
                 return Err(format!("MCP server `{}` has an empty command", server.name));

@@ -18,6 +18,22 @@ pub const ONCE_GRANT_TTL_SECS: i64 = 600;
 /// held for) is closed as stale: the agent has given up on it (1 hour).
 pub const REQUEST_IDLE_SECS: i64 = 3600;
 
+/// A request whose session has ended (`?1`: now).
+macro_rules! ended {
+    () => {
+        "session IN (SELECT id FROM sessions WHERE expires_at IS NOT NULL AND expires_at <= ?1)"
+    };
+}
+const ENDED: &str = ended!();
+
+/// A pending request nobody can use any more (`?1`: now, `?2`: idle seconds):
+/// its session ended, or nothing asked again and no call is held for it.
+const STALE: &str = concat!(
+    "status = 'pending' AND (",
+    ended!(),
+    " OR (last_seen <= ?1 - ?2 AND (held_until IS NULL OR held_until <= ?1)))"
+);
+
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
                             resolved_at, grant_id, held_until, deny_message, deny_until, \
@@ -173,41 +189,30 @@ impl Store {
         // find nothing — they take no write lock.
         let stale: bool = self
             .conn
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM requests
-                 WHERE status = 'pending' AND (
-                     session IN (SELECT id FROM sessions
-                                 WHERE expires_at IS NOT NULL AND expires_at <= ?1)
-                     OR (last_seen <= ?1 - ?2 AND (held_until IS NULL OR held_until <= ?1))))",
-            )
+            .prepare_cached(&format!(
+                "SELECT EXISTS (SELECT 1 FROM requests WHERE {STALE})"
+            ))
             .and_then(|mut s| s.query_row(params![now, idle_secs], |r| r.get(0)))
             .map_err(self.sql("look for stale requests"))?;
         if !stale {
             return Ok(0);
         }
         let tx = self.immediate("lock the database to close stale requests")?;
-        let ended = tx
+        let closed = tx
             .execute(
-                "UPDATE requests SET status = 'denied', resolved_by = 'expired: the session ended',
-                                     resolved_at = ?1
-                 WHERE status = 'pending' AND session IN (
-                     SELECT id FROM sessions WHERE expires_at IS NOT NULL AND expires_at <= ?1)",
-                params![now],
-            )
-            .map_err(self.sql("close an ended session's requests"))?;
-        let idle = tx
-            .execute(
-                "UPDATE requests SET status = 'denied',
-                                     resolved_by = 'expired: not asked again for ' || (?2 / 60) || ' minutes',
-                                     resolved_at = ?1
-                 WHERE status = 'pending' AND last_seen <= ?1 - ?2
-                   AND (held_until IS NULL OR held_until <= ?1)",
+                &format!(
+                    "UPDATE requests SET status = 'denied', resolved_at = ?1,
+                         resolved_by = CASE WHEN {ENDED}
+                             THEN 'expired: the session ended'
+                             ELSE 'expired: not asked again for ' || (?2 / 60) || ' minutes' END
+                     WHERE {STALE}"
+                ),
                 params![now, idle_secs],
             )
-            .map_err(self.sql("close idle requests"))?;
+            .map_err(self.sql("close stale requests"))?;
         tx.commit()
             .map_err(self.sql("commit closing stale requests"))?;
-        Ok(ended + idle)
+        Ok(closed)
     }
 
     /// Every request (or only the pending ones), newest first.
