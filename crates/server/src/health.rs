@@ -13,9 +13,10 @@ use portcullis_store::{FileId, Integrity, Store};
 pub const QUICK_CHECK_EVERY: Duration = Duration::from_secs(60);
 
 pub struct Health {
-    /// The database file, and the identity it had when the server opened it.
+    /// The database file, and the identity it had when the server opened it
+    /// (none for PostgreSQL, which keeps its own files).
     path: PathBuf,
-    opened: FileId,
+    opened: Option<FileId>,
     /// Why the last `quick_check` failed, if it did.
     damaged: Mutex<Option<String>>,
 }
@@ -53,7 +54,7 @@ impl Health {
     /// Why no decision can be made now, if so: the database file deleted or
     /// replaced (one `stat`), or the last `quick_check` failed.
     pub fn why_not_ready(&self) -> Option<String> {
-        if let Err(e) = self.opened.check(&self.path) {
+        if let Some(Err(e)) = self.opened.map(|id| id.check(&self.path)) {
             return Some(e.to_string());
         }
         self.damaged

@@ -19,7 +19,9 @@
 //! likewise invisible to a check that only has the database: the chain makes
 //! tampering evident, it does not make it impossible.
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::params;
+
+use crate::db::{Dialect, Row};
 use serde::Serialize;
 
 use crate::types::{AuditCheck, AuditEvent, AuditKind, AuditRow, AuditVerdict};
@@ -74,7 +76,7 @@ struct RawRow {
 }
 
 impl RawRow {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+    fn from_row(r: &Row) -> rusqlite::Result<RawRow> {
         Ok(RawRow {
             id: r.get(0)?,
             at: r.get(1)?,
@@ -149,17 +151,17 @@ impl Store {
             });
         }
         let tx = self.immediate("lock the database to append to the audit log")?;
-        let (last_id, prev_hash) = tx
-            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
-            .and_then(|mut s| {
-                s.query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-                    .optional()
-            })
-            .map_err(self.sql("read the last audit row"))?
+        let (last_id, prev_hash) = self
+            .row(
+                "read the last audit row",
+                "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
+                &[],
+                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+            )?
             .unwrap_or((0, GENESIS_HASH.to_owned()));
         // The next id AUTOINCREMENT would give: never reuses the id of a row
         // deleted from the end, so such a deletion shows as a gap.
-        let id = self.audit_sequence(&tx)?.unwrap_or(0).max(last_id) + 1;
+        let id = self.audit_sequence()?.unwrap_or(0).max(last_id) + 1;
         let mut row = RawRow {
             id,
             at: now,
@@ -174,12 +176,11 @@ impl Store {
         row.hash = row.canonical().hash().ok_or_else(|| {
             self.corrupt(format!("hash of audit row {last_id}"), "not 64 hex digits")
         })?;
-        tx.prepare_cached(
+        self.exec(
+            "append to the audit log",
             "INSERT INTO audit (id, at, kind, session, tool, verdict, detail, prev_hash, hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
+            params![
                 row.id,
                 row.at,
                 row.kind,
@@ -189,9 +190,8 @@ impl Store {
                 row.detail,
                 row.prev_hash,
                 row.hash
-            ])
-        })
-        .map_err(self.sql("append to the audit log"))?;
+            ],
+        )?;
         tx.commit().map_err(self.sql("commit an audit row"))?;
         Ok(AuditRow {
             id: row.id,
@@ -206,7 +206,7 @@ impl Store {
     pub fn audit_tail(&self, n: usize) -> Result<Vec<AuditRow>> {
         let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id DESC LIMIT ?1");
         let limit = i64::try_from(n).unwrap_or(i64::MAX);
-        let mut rows = self.audit_rows(&sql, [limit])?;
+        let mut rows = self.audit_rows(&sql, params![limit])?;
         rows.reverse();
         Ok(rows)
     }
@@ -217,12 +217,13 @@ impl Store {
     pub fn audit_query(&self, f: &AuditFilter) -> Result<Vec<AuditRow>> {
         let sql = format!(
             "SELECT {AUDIT_COLS} FROM audit
-             WHERE (?1 IS NULL OR session = ?1 COLLATE NOCASE)
-               AND (?2 IS NULL OR verdict = ?2 COLLATE NOCASE)
-               AND (?3 IS NULL OR tool = ?3 COLLATE NOCASE)
-               AND (?4 IS NULL OR kind = ?4 COLLATE NOCASE)
-               AND (?5 IS NULL OR at >= ?5) AND (?6 IS NULL OR at <= ?6)
-               AND (?7 IS NULL OR id < ?7)
+             WHERE (?1 IS NULL OR lower(session) = lower(?1))
+               AND (?2 IS NULL OR lower(verdict) = lower(?2))
+               AND (?3 IS NULL OR lower(tool) = lower(?3))
+               AND (?4 IS NULL OR lower(kind) = lower(?4))
+               AND (CAST(?5 AS BIGINT) IS NULL OR at >= ?5)
+               AND (CAST(?6 AS BIGINT) IS NULL OR at <= ?6)
+               AND (CAST(?7 AS BIGINT) IS NULL OR id < ?7)
              ORDER BY id DESC LIMIT ?8"
         );
         let limit = f.limit.clamp(1, MAX_AUDIT_PAGE) as i64;
@@ -237,7 +238,7 @@ impl Store {
     /// Every row, oldest first.
     pub fn audit_all(&self) -> Result<Vec<AuditRow>> {
         let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id");
-        self.audit_rows(&sql, [])
+        self.audit_rows(&sql, &[])
     }
 
     /// Recompute the chain from the first row: each row's id follows the
@@ -246,40 +247,45 @@ impl Store {
     /// from the end show as a gap against SQLite's sequence counter. (See the
     /// module documentation for what a chain cannot show.) Reads one snapshot.
     pub fn verify_audit(&self) -> Result<AuditCheck> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
-            .map_err(self.sql("start reading the audit log"))?;
-        let sequence = self.audit_sequence(&tx)?;
-        let sql = format!("SELECT {AUDIT_COLS} FROM audit ORDER BY id");
-        let mut stmt = tx.prepare(&sql).map_err(self.sql("read the audit log"))?;
-        let mut rows = stmt.query([]).map_err(self.sql("read the audit log"))?;
+        let tx = self.snapshot("start reading the audit log")?;
+        let sequence = self.audit_sequence()?;
+        // A page at a time, by id: the log can be larger than memory.
+        let sql = format!("SELECT {AUDIT_COLS} FROM audit WHERE id > ?1 ORDER BY id LIMIT 1000");
         let mut expected_id = 1;
         let mut expected_prev = GENESIS_HASH.to_owned();
         let mut count = 0u64;
-        while let Some(r) = rows.next().map_err(self.sql("read the audit log"))? {
-            let row = RawRow::from_row(r).map_err(self.sql("read an audit row"))?;
-            let broken = |why: String| Ok(AuditCheck::Broken { row: row.id, why });
-            if row.id != expected_id {
-                return broken(if row.id > expected_id {
-                    format!("rows {expected_id} to {} are missing (deleted)", row.id - 1)
-                } else {
-                    format!("row id {} out of order (expected {expected_id})", row.id)
-                });
+        let mut after = i64::MIN;
+        loop {
+            let page = self.rows("read the audit log", &sql, params![after], RawRow::from_row)?;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for row in page {
+                let broken = |why: String| Ok(AuditCheck::Broken { row: row.id, why });
+                if row.id != expected_id {
+                    return broken(if row.id > expected_id {
+                        format!("rows {expected_id} to {} are missing (deleted)", row.id - 1)
+                    } else {
+                        format!("row id {} out of order (expected {expected_id})", row.id)
+                    });
+                }
+                if row.prev_hash != expected_prev {
+                    let what = if row.id == 1 {
+                        "the first row's prev_hash is not the genesis hash".to_owned()
+                    } else {
+                        format!("prev_hash does not match the hash of row {}", row.id - 1)
+                    };
+                    return broken(what);
+                }
+                if row.canonical().hash().as_deref() != Some(row.hash.as_str()) {
+                    return broken("the row's content does not match its hash (edited)".into());
+                }
+                expected_prev = row.hash;
+                expected_id += 1;
+                count += 1;
             }
-            if row.prev_hash != expected_prev {
-                let what = if row.id == 1 {
-                    "the first row's prev_hash is not the genesis hash".to_owned()
-                } else {
-                    format!("prev_hash does not match the hash of row {}", row.id - 1)
-                };
-                return broken(what);
-            }
-            if row.canonical().hash().as_deref() != Some(row.hash.as_str()) {
-                return broken("the row's content does not match its hash (edited)".into());
-            }
-            expected_prev = row.hash;
-            expected_id += 1;
-            count += 1;
         }
+        tx.commit()
+            .map_err(self.sql("finish reading the audit log"))?;
         if let Some(last) = sequence.filter(|&s| s >= expected_id) {
             return Ok(AuditCheck::Broken {
                 row: expected_id,
@@ -291,11 +297,14 @@ impl Store {
         Ok(AuditCheck::Intact { rows: count })
     }
 
-    /// SQLite's AUTOINCREMENT counter for `audit`: the largest id ever used.
-    fn audit_sequence(&self, conn: &Connection) -> Result<Option<i64>> {
-        conn.prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'audit'")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
-            .map_err(self.sql("read the audit sequence"))
+    /// The largest audit id ever used: SQLite's AUTOINCREMENT counter, or
+    /// PostgreSQL's chain head (kept by a trigger in the appending transaction).
+    fn audit_sequence(&self) -> Result<Option<i64>> {
+        let sql = match self.dialect() {
+            Dialect::Sqlite => "SELECT seq FROM sqlite_sequence WHERE name = 'audit'",
+            Dialect::Postgres => "SELECT seq FROM audit_head",
+        };
+        self.row("read the audit sequence", sql, &[], |r| r.get(0))
     }
 
     /// Rows read back: the stored text parsed. A kind, verdict or detail that
@@ -303,15 +312,8 @@ impl Store {
     /// fails the read with [`StoreError::Corrupt`] naming the row; the chain
     /// itself is verified over the stored text ([`Store::verify_audit`]), so
     /// such a row still shows there as edited.
-    fn audit_rows(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<AuditRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .map_err(self.sql("read the audit log"))?;
-        let raw = stmt
-            .query_map(params, RawRow::from_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.sql("read the audit log"))?;
+    fn audit_rows(&self, sql: &str, params: crate::db::Params<'_>) -> Result<Vec<AuditRow>> {
+        let raw = self.rows("read the audit log", sql, params, RawRow::from_row)?;
         raw.into_iter()
             .map(|row| {
                 let detail = serde_json::from_str(&row.detail).map_err(|e| {

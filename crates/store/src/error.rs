@@ -22,16 +22,17 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// SQLite failed (locked past the 10 s busy timeout, disk full, corrupt file …).
+    /// The database failed: SQLite (locked past the 10 s busy timeout, disk
+    /// full, corrupt file …) or PostgreSQL (unreachable, restarted …).
     #[error("database `{}`: cannot {what}: {source}", path.display())]
-    Sqlite {
-        /// The database file.
+    Database {
+        /// The database file, or a PostgreSQL database's address.
         path: PathBuf,
         /// What was being done (`add a grant` …).
         what: &'static str,
         /// The underlying error.
         #[source]
-        source: rusqlite::Error,
+        source: crate::DbError,
     },
     /// The database was written by a newer portcullis.
     #[error(

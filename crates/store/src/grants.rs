@@ -1,6 +1,8 @@
 //! Grants: once, session and device (read-only) permissions.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::params;
+
+use crate::db::{Dialect, Row};
 
 use crate::types::{Grant, GrantScope, NewGrant, Op};
 use crate::{Result, Store, StoreError, unix_now};
@@ -8,7 +10,7 @@ use crate::{Result, Store, StoreError, unix_now};
 const GRANT_COLS: &str = "id, session, scope, op, target, expires_at, approver, request_id, \
                           created_at, consumed_at, revoked_at";
 
-fn grant_from_row(r: &Row<'_>) -> rusqlite::Result<Grant> {
+fn grant_from_row(r: &Row) -> rusqlite::Result<Grant> {
     Ok(Grant {
         id: r.get(0)?,
         session: r.get(1)?,
@@ -62,7 +64,7 @@ impl Store {
     pub fn add_grant_at(&self, g: &NewGrant, now: i64) -> Result<Grant> {
         check_new_grant(g)?;
         let tx = self.immediate("lock the database to add a grant")?;
-        let grant = self.insert_grant(&tx, g, now)?;
+        let grant = self.insert_grant(g, now)?;
         tx.commit().map_err(self.sql("commit a grant"))?;
         Ok(grant)
     }
@@ -70,10 +72,7 @@ impl Store {
     /// The grant with this id.
     pub fn grant(&self, id: i64) -> Result<Option<Grant>> {
         let sql = format!("SELECT {GRANT_COLS} FROM grants WHERE id = ?1");
-        self.conn
-            .prepare_cached(&sql)
-            .and_then(|mut s| s.query_row([id], grant_from_row).optional())
-            .map_err(self.sql("read a grant"))
+        self.row("read a grant", &sql, params![id], grant_from_row)
     }
 
     /// The grants usable at `now` by a caller acting as any of `session_ids`
@@ -84,28 +83,31 @@ impl Store {
     pub fn active_grants(&self, session_ids: &[&str], now: i64) -> Result<Vec<Grant>> {
         let ids = serde_json::to_string(session_ids)
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-            .map_err(self.sql("encode the session ids"))?;
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT g.id, g.session, g.scope, g.op, g.target, g.expires_at, g.approver,
+            .map_err(|e| self.sql("encode the session ids")(e.into()))?;
+        // The session ids travel as one JSON array.
+        let sessions = match self.dialect() {
+            Dialect::Sqlite => "SELECT value FROM json_each(?1)",
+            Dialect::Postgres => "SELECT json_array_elements_text(CAST(?1 AS json))",
+        };
+        let sql = format!(
+            "SELECT g.id, g.session, g.scope, g.op, g.target, g.expires_at, g.approver,
                         g.request_id, g.created_at, g.consumed_at, g.revoked_at
                  FROM grants g LEFT JOIN sessions s ON s.id = g.session
                  WHERE g.revoked_at IS NULL
                    AND (g.expires_at IS NULL OR g.expires_at > ?2)
                    AND (g.scope <> 'once' OR g.consumed_at IS NULL)
                    AND (g.scope = 'device'
-                        OR (g.session IN (SELECT value FROM json_each(?1))
+                        OR (g.session IN ({sessions})
                             AND s.revoked_at IS NULL
                             AND (s.expires_at IS NULL OR s.expires_at > ?2)))
-                 ORDER BY g.id",
-            )
-            .map_err(self.sql("look up active grants"))?;
-        let rows = stmt
-            .query_map(params![ids, now], grant_from_row)
-            .map_err(self.sql("look up active grants"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read active grants"))
+                 ORDER BY g.id"
+        );
+        self.rows(
+            "look up active grants",
+            &sql,
+            params![ids, now],
+            grant_from_row,
+        )
     }
 
     /// Use a once-grant. One atomic `UPDATE`: `true` for exactly one caller
@@ -114,7 +116,7 @@ impl Store {
     /// `false` for anything else (including session and device grants, which
     /// are never consumed).
     pub fn consume_once(&self, id: i64, now: i64) -> Result<bool> {
-        self.consume_in(&self.conn, id, now)
+        self.consume_in(id, now)
     }
 
     /// Use several once-grants together, all or none: in one transaction,
@@ -129,7 +131,7 @@ impl Store {
         ids.dedup();
         let tx = self.immediate("lock the database to consume once-grants")?;
         for id in ids {
-            if !self.consume_in(&tx, id, now)? {
+            if !self.consume_in(id, now)? {
                 return Ok(false); // dropping `tx` rolls back the ones already consumed
             }
         }
@@ -138,64 +140,55 @@ impl Store {
         Ok(true)
     }
 
-    fn consume_in(&self, conn: &Connection, id: i64, now: i64) -> Result<bool> {
-        let changed = conn
-            .prepare_cached(
-                "UPDATE grants SET consumed_at = ?2
+    fn consume_in(&self, id: i64, now: i64) -> Result<bool> {
+        let changed = self.exec(
+            "consume a once-grant",
+            "UPDATE grants SET consumed_at = ?2
                  WHERE id = ?1 AND scope = 'once' AND consumed_at IS NULL AND revoked_at IS NULL
                    AND (expires_at IS NULL OR expires_at > ?2)
                    AND session IN (SELECT id FROM sessions
                                    WHERE revoked_at IS NULL
                                      AND (expires_at IS NULL OR expires_at > ?2))",
-            )
-            .and_then(|mut s| s.execute(params![id, now]))
-            .map_err(self.sql("consume a once-grant"))?;
+            params![id, now],
+        )?;
         Ok(changed == 1)
     }
 
     /// Revoke a grant at `now`. `true` iff it existed and was not yet revoked.
     pub fn revoke_grant(&self, id: i64, now: i64) -> Result<bool> {
-        let changed = self
-            .conn
-            .prepare_cached(
-                "UPDATE grants SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-            )
-            .and_then(|mut s| s.execute(params![id, now]))
-            .map_err(self.sql("revoke a grant"))?;
+        let changed = self.exec(
+            "revoke a grant",
+            "UPDATE grants SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+            params![id, now],
+        )?;
         Ok(changed == 1)
     }
 
     /// Every grant, newest first.
     pub fn grants(&self) -> Result<Vec<Grant>> {
         let sql = format!("SELECT {GRANT_COLS} FROM grants ORDER BY id DESC");
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list grants"))?;
-        let rows = stmt
-            .query_map([], grant_from_row)
-            .map_err(self.sql("list grants"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read grants"))
+        self.rows("list grants", &sql, &[], grant_from_row)
     }
 
     /// Checks and inserts a grant; the caller holds the write lock.
-    pub(crate) fn insert_grant(&self, conn: &Connection, g: &NewGrant, now: i64) -> Result<Grant> {
+    pub(crate) fn insert_grant(&self, g: &NewGrant, now: i64) -> Result<Grant> {
         check_new_grant(g)?;
         if let Some(id) = &g.session {
             let session = self
-                .load_session(conn, id)?
+                .load_session(id)?
                 .ok_or_else(|| StoreError::UnknownSession { id: id.clone() })?;
             if !session.is_active(now) {
                 return Err(StoreError::InactiveSession { id: id.clone() });
             }
         }
         if let Some(request) = g.request {
-            let exists = conn
-                .prepare_cached("SELECT 1 FROM requests WHERE id = ?1")
-                .and_then(|mut s| s.exists([request]))
-                .map_err(self.sql("read a permission request"))?;
-            if !exists {
+            let exists = self.row(
+                "read a permission request",
+                "SELECT 1 FROM requests WHERE id = ?1",
+                params![request],
+                |_| Ok(()),
+            )?;
+            if exists.is_none() {
                 return Err(StoreError::UnknownRequest { id: request });
             }
         }
@@ -204,22 +197,20 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              RETURNING {GRANT_COLS}"
         );
-        conn.prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        g.session,
-                        g.scope,
-                        g.op,
-                        g.target,
-                        g.expires_at,
-                        g.approver,
-                        g.request,
-                        now
-                    ],
-                    grant_from_row,
-                )
-            })
-            .map_err(self.sql("insert a grant"))
+        self.returned(
+            "insert a grant",
+            &sql,
+            params![
+                g.session,
+                g.scope,
+                g.op,
+                g.target,
+                g.expires_at,
+                g.approver,
+                g.request,
+                now
+            ],
+            grant_from_row,
+        )
     }
 }

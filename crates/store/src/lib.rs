@@ -32,6 +32,7 @@
 //! cheap) or put it behind a mutex.
 
 mod audit;
+mod db;
 mod error;
 mod grants;
 mod links;
@@ -49,7 +50,9 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
+
+pub use db::{DbError, Dialect};
 
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
 pub use error::{Result, StoreError};
@@ -112,13 +115,27 @@ pub fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// A connection to the portcullis database.
-#[derive(Debug)]
+/// A connection to the portcullis database: SQLite by default
+/// ([`Store::open`]), or a team server's PostgreSQL ([`Store::connect`],
+/// with the `postgres` feature). Both run the same operations: every method
+/// is written once against [`db::Conn`].
 pub struct Store {
-    conn: Connection,
+    db: Box<dyn db::Conn>,
+    /// The database file, or a PostgreSQL database's address (without its
+    /// password): what messages name.
     path: PathBuf,
-    /// The database file this connection opened (see [`Store::check_file`]).
-    file_id: FileId,
+    /// The database file this connection opened (see [`Store::check_file`]);
+    /// `None` on PostgreSQL.
+    file_id: Option<FileId>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("dialect", &self.db.dialect())
+            .finish()
+    }
 }
 
 impl Store {
@@ -140,7 +157,11 @@ impl Store {
         trust::check_header(&path)?;
         let sqlite = |what| {
             let path = path.clone();
-            move |source| StoreError::Sqlite { path, what, source }
+            move |source: rusqlite::Error| StoreError::Database {
+                path,
+                what,
+                source: source.into(),
+            }
         };
         let conn = Connection::open_with_flags(
             &path,
@@ -170,14 +191,39 @@ impl Store {
             source,
         })?;
         let store = Store {
-            conn,
+            db: Box::new(db::sqlite::Sqlite { conn }),
             path,
-            file_id,
+            file_id: Some(file_id),
         };
         store.migrate()?;
         store.truncate_large_wal()?;
         trust::tighten_sidecars(&store.path)?;
         Ok(store)
+    }
+
+    /// Connect to a PostgreSQL store (`postgres://USER@HOST[:PORT]/DB`) and
+    /// bring its schema up to date; refuses a database whose schema is newer
+    /// than this build ([`StoreError::SchemaTooNew`]).
+    #[cfg(feature = "postgres")]
+    pub fn connect(url: &str) -> Result<Store> {
+        let path = PathBuf::from(redact_url(url));
+        let conn = db::postgres::Postgres::connect(url).map_err(|source| StoreError::Database {
+            path: path.clone(),
+            what: "connect",
+            source,
+        })?;
+        let store = Store {
+            db: Box::new(conn),
+            path,
+            file_id: None,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Which database this store is.
+    pub fn dialect(&self) -> Dialect {
+        self.db.dialect()
     }
 
     /// Checkpoint and truncate the WAL when it is over [`WAL_TRUNCATE_BYTES`].
@@ -188,39 +234,50 @@ impl Store {
         wal.push("-wal");
         let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
         if size > WAL_TRUNCATE_BYTES {
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                .map_err(self.sql("checkpoint the WAL"))?;
+            self.rows(
+                "checkpoint the WAL",
+                "PRAGMA wal_checkpoint(TRUNCATE)",
+                &[],
+                |_| Ok(()),
+            )?;
         }
         Ok(())
     }
 
     /// How long an operation waits for another connection's write lock
-    /// (default [`BUSY_TIMEOUT`]).
+    /// (default [`BUSY_TIMEOUT`]). SQLite only: PostgreSQL waits for its
+    /// locks as long as the server lets it.
     pub fn set_busy_timeout(&self, t: Duration) -> Result<()> {
-        self.conn
-            .busy_timeout(t)
-            .map_err(self.sql("set the busy timeout"))
+        match self.db.sqlite() {
+            Some(conn) => conn
+                .busy_timeout(t)
+                .map_err(|e| self.sql("set the busy timeout")(e.into())),
+            None => Ok(()),
+        }
     }
 
     /// A number that changes whenever another connection (another process,
     /// or another `Store`) commits: cheap polling for "anything new?".
     pub fn data_version(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(self.sql("read the data version"))
+        let sql = match self.dialect() {
+            Dialect::Sqlite => "PRAGMA data_version",
+            Dialect::Postgres => "SELECT n FROM changes",
+        };
+        self.value("read the data version", sql, &[])
     }
 
-    /// The database file.
+    /// The database file (on PostgreSQL, its address without a password).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The schema version of the open database (`PRAGMA user_version`).
     pub fn schema_version(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(self.sql("read the schema version"))
+        let sql = match self.dialect() {
+            Dialect::Sqlite => "PRAGMA user_version",
+            Dialect::Postgres => "SELECT version FROM portcullis_schema",
+        };
+        self.value("read the schema version", sql, &[])
     }
 
     fn migrate(&self) -> Result<()> {
@@ -242,14 +299,22 @@ impl Store {
             }
             Ok(found == supported)
         };
-        if check(self.schema_version()?)? {
+        let dialect = self.dialect();
+        // SQLite: a hook opens the store per call; the version is one read.
+        // PostgreSQL: the version table may not exist yet, so look under the lock.
+        if dialect == Dialect::Sqlite && check(self.schema_version()?)? {
             return Ok(());
         }
         // Re-read under the write lock: another process may have migrated meanwhile.
         let tx = self.immediate("lock the database to migrate it")?;
+        if dialect == Dialect::Postgres {
+            self.db
+                .execute_batch(schema::POSTGRES_VERSION_TABLE)
+                .map_err(self.sql("create the schema version table"))?;
+        }
         let found = self.schema_version()?;
         if check(found)? {
-            return Ok(());
+            return tx.commit().map_err(self.sql("commit the schema check"));
         }
         // `check` refused a negative or too new version: `found` indexes the list.
         let pending = usize::try_from(found)
@@ -261,49 +326,120 @@ impl Store {
                 why: format!("no migrations from version {found}"),
             })?;
         for m in pending {
-            tx.execute_batch(m.sql)
+            let sql = match dialect {
+                Dialect::Sqlite => m.sql,
+                Dialect::Postgres => m.postgres,
+            };
+            self.db
+                .execute_batch(sql)
                 .map_err(self.sql("apply a schema migration"))?;
         }
-        tx.pragma_update(None, "user_version", supported)
+        let record = match dialect {
+            Dialect::Sqlite => format!("PRAGMA user_version = {supported}"),
+            Dialect::Postgres => format!("UPDATE portcullis_schema SET version = {supported}"),
+        };
+        self.db
+            .execute_batch(&record)
             .map_err(self.sql("record the schema version"))?;
         tx.commit().map_err(self.sql("commit the schema migration"))
     }
 
-    /// Maps a SQLite error to [`StoreError::Sqlite`] naming this database and `what`.
-    fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
-        move |source| StoreError::Sqlite {
+    /// Maps a database error to [`StoreError::Database`] naming this database and `what`.
+    fn sql(&self, what: &'static str) -> impl FnOnce(DbError) -> StoreError + '_ {
+        move |source| StoreError::Database {
             path: self.path.clone(),
             what,
             source,
         }
     }
 
-    /// `BEGIN IMMEDIATE`: takes the write lock now (waiting up to the busy
-    /// timeout), so a read-then-write cannot be overtaken by another writer.
-    /// Rolls back when dropped without `commit`.
+    /// The rows of a query, each read by `f`.
+    fn rows<T>(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: db::Params<'_>,
+        f: impl Fn(&db::Row) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let rows = self.db.query(sql, params).map_err(self.sql(what))?;
+        rows.iter()
+            .map(|r| f(r).map_err(|e| self.sql(what)(e.into())))
+            .collect()
+    }
+
+    /// The first row of a query, read by `f`, if there is one.
+    fn row<T>(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: db::Params<'_>,
+        f: impl Fn(&db::Row) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        let rows = self.db.query(sql, params).map_err(self.sql(what))?;
+        rows.first()
+            .map(|r| f(r).map_err(|e| self.sql(what)(e.into())))
+            .transpose()
+    }
+
+    /// The one row a statement returns (an `INSERT … RETURNING`), read by `f`.
+    fn returned<T>(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: db::Params<'_>,
+        f: impl Fn(&db::Row) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        self.row(what, sql, params, f)?
+            .ok_or_else(|| self.sql(what)(rusqlite::Error::QueryReturnedNoRows.into()))
+    }
+
+    /// The first column of a query's one row.
+    fn value<T: rusqlite::types::FromSql>(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: db::Params<'_>,
+    ) -> Result<T> {
+        self.returned(what, sql, params, |r| r.get(0))
+    }
+
+    /// Runs a statement; the number of rows it changed.
+    fn exec(&self, what: &'static str, sql: &str, params: db::Params<'_>) -> Result<usize> {
+        self.db.execute(sql, params).map_err(self.sql(what))
+    }
+
+    /// A write transaction holding the store's one write lock (SQLite's
+    /// `BEGIN IMMEDIATE`, PostgreSQL's advisory lock), waiting for it up to
+    /// the busy timeout, so a read-then-write cannot be overtaken by another
+    /// writer. Rolls back when dropped without `commit`.
     ///
     /// Inside a [`Store::batch`] the write lock is already held: a savepoint
     /// stands in for the transaction, so each operation still commits or
     /// rolls back as a whole.
     fn immediate(&self, what: &'static str) -> Result<Tx<'_>> {
-        if self.conn.is_autocommit() {
-            let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-                .map_err(self.sql(what))?;
-            Ok(Tx {
-                own: Some(t),
-                conn: &self.conn,
-                done: false,
-            })
+        let own = !self.db.in_transaction();
+        if own {
+            self.db.begin_write().map_err(self.sql(what))?;
         } else {
-            self.conn
+            self.db
                 .execute_batch("SAVEPOINT portcullis_op")
                 .map_err(self.sql(what))?;
-            Ok(Tx {
-                own: None,
-                conn: &self.conn,
-                done: false,
-            })
         }
+        Ok(Tx {
+            own,
+            db: &*self.db,
+            done: false,
+        })
+    }
+
+    /// A read transaction: one consistent snapshot for what it reads.
+    fn snapshot(&self, what: &'static str) -> Result<Tx<'_>> {
+        self.db.begin_read().map_err(self.sql(what))?;
+        Ok(Tx {
+            own: true,
+            db: &*self.db,
+            done: false,
+        })
     }
 
     /// Runs `f` under one write transaction: every operation inside commits
@@ -312,8 +448,7 @@ impl Store {
     /// savepoint); the rest commit. Other connections wait meanwhile, so keep
     /// batches short.
     pub fn batch<R>(&self, f: impl FnOnce(&Store) -> R) -> Result<R> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(self.sql("lock the database for a batch"))?;
+        let tx = self.immediate("lock the database for a batch")?;
         let r = f(self);
         tx.commit().map_err(self.sql("commit a batch"))?;
         Ok(r)
@@ -328,39 +463,53 @@ impl Store {
     }
 }
 
+/// A PostgreSQL address without its password, for messages.
+#[cfg(feature = "postgres")]
+fn redact_url(url: &str) -> String {
+    // postgres://user:password@host/db → postgres://user@host/db
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "(a PostgreSQL connection string)".into();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(u, _)| u);
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
 /// A write transaction of one operation: its own, or a savepoint inside a
 /// [`Store::batch`]. Rolls back when dropped without `commit`.
 pub(crate) struct Tx<'a> {
-    /// `Some` for an own transaction (which rolls itself back on drop).
-    own: Option<Transaction<'a>>,
-    conn: &'a Connection,
+    /// An own transaction (else a savepoint).
+    own: bool,
+    db: &'a dyn db::Conn,
     done: bool,
 }
 
 impl Tx<'_> {
-    pub(crate) fn commit(mut self) -> rusqlite::Result<()> {
+    pub(crate) fn commit(mut self) -> std::result::Result<(), DbError> {
         self.done = true;
-        match self.own.take() {
-            Some(t) => t.commit(),
-            None => self.conn.execute_batch("RELEASE portcullis_op"),
+        if self.own {
+            self.db.commit()
+        } else {
+            self.db.execute_batch("RELEASE portcullis_op")
         }
-    }
-}
-
-impl std::ops::Deref for Tx<'_> {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        self.conn
     }
 }
 
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
-        if !self.done && self.own.is_none() {
-            let _ = self
-                .conn
-                .execute_batch("ROLLBACK TO portcullis_op; RELEASE portcullis_op");
+        if self.done {
+            return;
         }
+        let _ = if self.own {
+            self.db.rollback()
+        } else {
+            self.db
+                .execute_batch("ROLLBACK TO portcullis_op; RELEASE portcullis_op")
+        };
     }
 }
 
@@ -481,10 +630,10 @@ fn ensure_wal(conn: &Connection, path: &Path) -> Result<()> {
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
             Err(source) => {
-                return Err(StoreError::Sqlite {
+                return Err(StoreError::Database {
                     path: path.to_owned(),
                     what: "switch to WAL mode",
-                    source,
+                    source: source.into(),
                 });
             }
         }

@@ -46,12 +46,13 @@ impl Store {
     /// Records a hook's link (and forgets links past their time).
     pub fn add_call_link(&self, link: &CallLink, now: i64) -> Result<()> {
         let tx = self.immediate("lock the database to link a call")?;
-        tx.execute(
+        self.exec(
+            "forget old call links",
             "DELETE FROM call_links WHERE created_at < ?1",
             params![now - CALL_LINK_TTL_SECS],
-        )
-        .map_err(self.sql("forget old call links"))?;
-        tx.execute(
+        )?;
+        self.exec(
+            "link a call to its session",
             "INSERT INTO call_links (agent_pid, agent_start, tool, args_hash, call_id, session, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
@@ -63,8 +64,7 @@ impl Store {
                 link.session,
                 now
             ],
-        )
-        .map_err(self.sql("link a call to its session"))?;
+        )?;
         tx.commit().map_err(self.sql("commit a call link"))
     }
 
@@ -88,22 +88,22 @@ impl Store {
         };
         // Read first: a bridge whose agent runs no hook (or a call no hook
         // left to it) takes no write lock.
-        if self.links(&self.conn, &key)?.is_empty() {
+        if self.links(&key)?.is_empty() {
             return Ok(LinkedSession::None);
         }
         let tx = self.immediate("lock the database to use a call's link")?;
-        let rows = self.links(&tx, &key)?;
+        let rows = self.links(&key)?;
         let mut sessions: Vec<String> = rows.iter().map(|(_, s)| s.clone()).collect();
         sessions.sort();
         sessions.dedup();
         let found = match (rows.first(), sessions.len()) {
             (None, _) => LinkedSession::None,
             (Some((id, session)), 1) => {
-                tx.execute(
+                self.exec(
+                    "use a call link",
                     "UPDATE call_links SET used_at = ?2 WHERE id = ?1",
                     params![id, now],
-                )
-                .map_err(self.sql("use a call link"))?;
+                )?;
                 LinkedSession::One(session.clone())
             }
             (Some(_), _) => LinkedSession::Several(sessions),
@@ -113,7 +113,7 @@ impl Store {
     }
 
     /// The unused links of one call, oldest first: `(id, session)`.
-    fn links(&self, conn: &rusqlite::Connection, key: &LinkKey<'_>) -> Result<Vec<(i64, String)>> {
+    fn links(&self, key: &LinkKey<'_>) -> Result<Vec<(i64, String)>> {
         let column = if key.by_call_id {
             "call_id"
         } else {
@@ -124,15 +124,12 @@ impl Store {
              WHERE agent_pid = ?1 AND agent_start = ?2 AND tool = ?3 AND {column} = ?4
                AND used_at IS NULL AND created_at >= ?5 ORDER BY id"
         );
-        conn.prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_map(
-                    params![key.agent.pid, key.agent.start, key.tool, key.by, key.since],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(self.sql("read a call's links"))
+        self.rows(
+            "read a call's links",
+            &sql,
+            params![key.agent.pid, key.agent.start, key.tool, key.by, key.since],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 }
 

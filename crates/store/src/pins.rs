@@ -1,13 +1,15 @@
 //! MCP tool definition pins: what a person approved a tool to be.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::params;
+
+use crate::db::Row;
 
 use crate::types::{Pin, PinCheck, PinStatus};
 use crate::{Result, Store, StoreError};
 
 const PIN_COLS: &str = "server, tool, hash, definition, status, created_at, decided_by, decided_at";
 
-fn pin_from_row(r: &Row<'_>) -> rusqlite::Result<Pin> {
+fn pin_from_row(r: &Row) -> rusqlite::Result<Pin> {
     let definition: String = r.get(3)?;
     Ok(Pin {
         server: r.get(0)?,
@@ -37,38 +39,21 @@ impl Store {
     ) -> Result<PinCheck> {
         // Read first: a definition already approved or rejected — every
         // `tools/list` after the first — needs no write lock.
-        let known: Option<PinStatus> = self
-            .conn
-            .prepare_cached(
-                "SELECT status FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3",
-            )
-            .and_then(|mut s| {
-                s.query_row(params![server, tool, hash], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(self.sql("read a tool pin"))?;
+        let known = self.pin_status(server, tool, hash)?;
         match known {
             Some(PinStatus::Approved) => return Ok(PinCheck::Approved),
             Some(PinStatus::Rejected) => return Ok(PinCheck::Rejected),
             _ => {}
         }
         let tx = self.immediate("lock the database to check a tool pin")?;
-        let this: Option<PinStatus> = tx
-            .prepare_cached(
-                "SELECT status FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3",
-            )
-            .and_then(|mut s| {
-                s.query_row(params![server, tool, hash], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(self.sql("read a tool pin"))?;
-        let previous = self.latest_approved(&tx, server, tool)?;
+        let this = self.pin_status(server, tool, hash)?;
+        let previous = self.approved_pin(server, tool)?;
         let check = match this {
             Some(PinStatus::Approved) => PinCheck::Approved,
             Some(PinStatus::Rejected) => PinCheck::Rejected,
             Some(PinStatus::Pending) => PinCheck::Withheld {
                 previous: previous.map(Box::new),
-                pending: Box::new(self.load_pin(&tx, server, tool, hash)?),
+                pending: Box::new(self.load_pin(server, tool, hash)?),
             },
             None => {
                 let approve = previous.is_none() && trust_first_use;
@@ -77,11 +62,12 @@ impl Store {
                 } else {
                     (PinStatus::Pending, None)
                 };
-                tx.prepare_cached(&format!(
-                    "INSERT INTO tool_pins ({PIN_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-                ))
-                .and_then(|mut s| {
-                    s.execute(params![
+                self.exec(
+                    "record a tool pin",
+                    &format!(
+                        "INSERT INTO tool_pins ({PIN_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                    ),
+                    params![
                         server,
                         tool,
                         hash,
@@ -90,15 +76,14 @@ impl Store {
                         now,
                         by,
                         approve.then_some(now)
-                    ])
-                })
-                .map_err(self.sql("record a tool pin"))?;
+                    ],
+                )?;
                 if approve {
                     PinCheck::FirstUse
                 } else {
                     PinCheck::Withheld {
                         previous: previous.map(Box::new),
-                        pending: Box::new(self.load_pin(&tx, server, tool, hash)?),
+                        pending: Box::new(self.load_pin(server, tool, hash)?),
                     }
                 }
             }
@@ -123,19 +108,18 @@ impl Store {
         } else {
             PinStatus::Rejected
         };
-        let changed = tx
-            .prepare_cached(
-                "UPDATE tool_pins SET status = ?4, decided_by = ?5, decided_at = ?6
-                 WHERE server = ?1 AND tool = ?2 AND hash = ?3 AND status != 'approved'",
-            )
-            .and_then(|mut s| s.execute(params![server, tool, hash, status, by, now]))
-            .map_err(self.sql("decide a tool pin"))?;
+        let changed = self.exec(
+            "decide a tool pin",
+            "UPDATE tool_pins SET status = ?4, decided_by = ?5, decided_at = ?6
+             WHERE server = ?1 AND tool = ?2 AND hash = ?3 AND status != 'approved'",
+            params![server, tool, hash, status, by, now],
+        )?;
         if changed != 1 {
             return Err(StoreError::InvalidRequest {
                 why: format!("no undecided definition of `{tool}` on `{server}` with hash {hash}"),
             });
         }
-        let pin = self.load_pin(&tx, server, tool, hash)?;
+        let pin = self.load_pin(server, tool, hash)?;
         tx.commit()
             .map_err(self.sql("commit a tool pin decision"))?;
         Ok(pin)
@@ -147,47 +131,39 @@ impl Store {
             "SELECT {PIN_COLS} FROM tool_pins WHERE (?1 = 0 OR status = 'pending')
              ORDER BY created_at DESC, server, tool"
         );
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list tool pins"))?;
-        let rows = stmt
-            .query_map([pending_only], pin_from_row)
-            .map_err(self.sql("list tool pins"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read tool pins"))
+        self.rows("list tool pins", &sql, params![pending_only], pin_from_row)
     }
 
     /// The last approved definition of a tool.
     pub fn approved_pin(&self, server: &str, tool: &str) -> Result<Option<Pin>> {
-        self.latest_approved(&self.conn, server, tool)
+        self.row(
+            "read the approved tool pin",
+            &format!(
+                "SELECT {PIN_COLS} FROM tool_pins WHERE server = ?1 AND tool = ?2 AND status = 'approved'
+                 ORDER BY decided_at DESC, created_at DESC LIMIT 1"
+            ),
+            params![server, tool],
+            pin_from_row,
+        )
     }
 
-    fn latest_approved(
-        &self,
-        conn: &rusqlite::Connection,
-        server: &str,
-        tool: &str,
-    ) -> Result<Option<Pin>> {
-        conn.prepare_cached(&format!(
-            "SELECT {PIN_COLS} FROM tool_pins WHERE server = ?1 AND tool = ?2 AND status = 'approved'
-             ORDER BY decided_at DESC, created_at DESC LIMIT 1"
-        ))
-        .and_then(|mut s| s.query_row(params![server, tool], pin_from_row).optional())
-        .map_err(self.sql("read the approved tool pin"))
+    fn pin_status(&self, server: &str, tool: &str, hash: &str) -> Result<Option<PinStatus>> {
+        self.row(
+            "read a tool pin",
+            "SELECT status FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3",
+            params![server, tool, hash],
+            |r| r.get(0),
+        )
     }
 
-    fn load_pin(
-        &self,
-        conn: &rusqlite::Connection,
-        server: &str,
-        tool: &str,
-        hash: &str,
-    ) -> Result<Pin> {
-        conn.prepare_cached(&format!(
-            "SELECT {PIN_COLS} FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3"
-        ))
-        .and_then(|mut s| s.query_row(params![server, tool, hash], pin_from_row))
-        .map_err(self.sql("read a tool pin"))
+    fn load_pin(&self, server: &str, tool: &str, hash: &str) -> Result<Pin> {
+        self.returned(
+            "read a tool pin",
+            &format!(
+                "SELECT {PIN_COLS} FROM tool_pins WHERE server = ?1 AND tool = ?2 AND hash = ?3"
+            ),
+            params![server, tool, hash],
+            pin_from_row,
+        )
     }
 }

@@ -1,8 +1,10 @@
 //! Permission requests: raised on eligible denials, collapsed while pending,
 //! resolved by a person into a grant (or none).
 
+use rusqlite::params;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use rusqlite::{OptionalExtension, Row, params};
+
+use crate::db::Row;
 
 use crate::types::{
     Denial, GrantScope, NewGrant, NewRequest, Op, Request, RequestStatus, Resolution,
@@ -31,7 +33,7 @@ const ENDED: &str = ended!();
 const STALE: &str = concat!(
     "status = 'pending' AND (",
     ended!(),
-    " OR (last_seen <= ?1 - ?2 AND (held_until IS NULL OR held_until <= ?1)))"
+    " OR (last_seen <= CAST(?1 AS BIGINT) - CAST(?2 AS BIGINT) AND (held_until IS NULL OR held_until <= ?1)))"
 );
 
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
@@ -58,7 +60,7 @@ impl FromSql for Suggested {
     }
 }
 
-fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
+fn request_from_row(r: &Row) -> rusqlite::Result<Request> {
     Ok(Request {
         id: r.get(0)?,
         session: r.get(1)?,
@@ -68,7 +70,7 @@ fn request_from_row(r: &Row<'_>) -> rusqlite::Result<Request> {
         reason: r.get(5)?,
         eligible: r.get(6)?,
         policy_scope: r.get(7)?,
-        suggested: r.get::<_, Suggested>(8)?.0,
+        suggested: r.get::<Suggested>(8)?.0,
         count: r.get(9)?,
         created_at: r.get(10)?,
         last_seen: r.get(11)?,
@@ -107,7 +109,7 @@ impl Store {
             .check()
             .map_err(|why| StoreError::InvalidRequest { why })?;
         let tx = self.immediate("lock the database to raise a permission request")?;
-        if self.load_session(&tx, &r.session)?.is_none() {
+        if self.load_session(&r.session)?.is_none() {
             return Err(StoreError::UnknownSession {
                 id: r.session.clone(),
             });
@@ -117,8 +119,9 @@ impl Store {
                                    suggested, count, created_at, last_seen, status, once_ttl_secs)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending', ?10)
              ON CONFLICT (session, tool, op, target) WHERE status = 'pending'
-             DO UPDATE SET count = count + 1,
-                           last_seen = max(last_seen, excluded.last_seen),
+             DO UPDATE SET count = requests.count + 1,
+                           last_seen = CASE WHEN requests.last_seen > excluded.last_seen
+                                            THEN requests.last_seen ELSE excluded.last_seen END,
                            reason = excluded.reason,
                            eligible = excluded.eligible,
                            policy_scope = excluded.policy_scope,
@@ -126,26 +129,23 @@ impl Store {
                            once_ttl_secs = excluded.once_ttl_secs
              RETURNING {REQUEST_COLS}"
         );
-        let request = tx
-            .prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        r.session,
-                        r.tool,
-                        r.op,
-                        r.target,
-                        r.reason,
-                        r.eligible,
-                        r.policy_scope,
-                        Suggested(r.suggested.clone()),
-                        now,
-                        r.once_ttl_secs
-                    ],
-                    request_from_row,
-                )
-            })
-            .map_err(self.sql("raise a permission request"))?;
+        let request = self.returned(
+            "raise a permission request",
+            &sql,
+            params![
+                r.session,
+                r.tool,
+                r.op,
+                r.target,
+                r.reason,
+                r.eligible,
+                r.policy_scope,
+                Suggested(r.suggested.clone()),
+                now,
+                r.once_ttl_secs
+            ],
+            request_from_row,
+        )?;
         tx.commit()
             .map_err(self.sql("commit a permission request"))?;
         Ok(request)
@@ -159,14 +159,14 @@ impl Store {
     /// Errors: [`StoreError::UnknownRequest`].
     pub fn hold_request(&self, id: i64, until: i64) -> Result<Option<i64>> {
         let tx = self.immediate("lock the database to hold a permission request")?;
-        let stored = tx
-            .prepare_cached(
-                "UPDATE requests SET held_until = max(coalesce(held_until, ?2), ?2)
-                 WHERE id = ?1 AND status = 'pending' RETURNING held_until",
-            )
-            .and_then(|mut stmt| stmt.query_row(params![id, until], |r| r.get(0)).optional())
-            .map_err(self.sql("hold a permission request"))?;
-        if stored.is_none() && self.load_request(&tx, id)?.is_none() {
+        let stored = self.row(
+            "hold a permission request",
+            "UPDATE requests SET held_until = CASE WHEN held_until > ?2 THEN held_until ELSE ?2 END
+             WHERE id = ?1 AND status = 'pending' RETURNING held_until",
+            params![id, until],
+            |r| r.get(0),
+        )?;
+        if stored.is_none() && self.load_request(id)?.is_none() {
             return Err(StoreError::UnknownRequest { id });
         }
         tx.commit()
@@ -176,7 +176,7 @@ impl Store {
 
     /// The request with this id.
     pub fn request(&self, id: i64) -> Result<Option<Request>> {
-        self.load_request(&self.conn, id)
+        self.load_request(id)
     }
 
     /// Closes the pending requests nobody can use any more, at `now`: their
@@ -187,29 +187,26 @@ impl Store {
     pub fn expire_stale_requests(&self, now: i64, idle_secs: i64) -> Result<usize> {
         // Read first: the daemon sweeps every few seconds, and most sweeps
         // find nothing — they take no write lock.
-        let stale: bool = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT EXISTS (SELECT 1 FROM requests WHERE {STALE})"
-            ))
-            .and_then(|mut s| s.query_row(params![now, idle_secs], |r| r.get(0)))
-            .map_err(self.sql("look for stale requests"))?;
+        let stale: bool = self.value(
+            "look for stale requests",
+            &format!("SELECT EXISTS (SELECT 1 FROM requests WHERE {STALE})"),
+            params![now, idle_secs],
+        )?;
         if !stale {
             return Ok(0);
         }
         let tx = self.immediate("lock the database to close stale requests")?;
-        let closed = tx
-            .execute(
-                &format!(
-                    "UPDATE requests SET status = 'denied', resolved_at = ?1,
+        let closed = self.exec(
+            "close stale requests",
+            &format!(
+                "UPDATE requests SET status = 'denied', resolved_at = ?1,
                          resolved_by = CASE WHEN {ENDED}
                              THEN 'expired: the session ended'
                              ELSE 'expired: not asked again for ' || (?2 / 60) || ' minutes' END
                      WHERE {STALE}"
-                ),
-                params![now, idle_secs],
-            )
-            .map_err(self.sql("close stale requests"))?;
+            ),
+            params![now, idle_secs],
+        )?;
         tx.commit()
             .map_err(self.sql("commit closing stale requests"))?;
         Ok(closed)
@@ -220,30 +217,24 @@ impl Store {
         let sql = format!(
             "SELECT {REQUEST_COLS} FROM requests WHERE (?1 = 0 OR status = 'pending') ORDER BY id DESC"
         );
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list permission requests"))?;
-        let rows = stmt
-            .query_map([pending_only], request_from_row)
-            .map_err(self.sql("list permission requests"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read permission requests"))
+        self.rows(
+            "list permission requests",
+            &sql,
+            params![pending_only],
+            request_from_row,
+        )
     }
 
     /// Requests with an id above `id`, oldest first (what is new since a
     /// watcher last looked, whatever their status now).
     pub fn requests_after(&self, id: i64) -> Result<Vec<Request>> {
         let sql = format!("SELECT {REQUEST_COLS} FROM requests WHERE id > ?1 ORDER BY id");
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list permission requests"))?;
-        let rows = stmt
-            .query_map([id], request_from_row)
-            .map_err(self.sql("list permission requests"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read permission requests"))
+        self.rows(
+            "list permission requests",
+            &sql,
+            params![id],
+            request_from_row,
+        )
     }
 
     /// Resolve a pending request at `now`: `Once`, `Session` and `Device`
@@ -310,7 +301,7 @@ impl Store {
         }
         let tx = self.immediate("lock the database to resolve a permission request")?;
         let request = self
-            .load_request(&tx, id)?
+            .load_request(id)?
             .ok_or(StoreError::UnknownRequest { id })?;
         if request.status != RequestStatus::Pending {
             return Err(StoreError::NotPending {
@@ -367,7 +358,7 @@ impl Store {
                     approver: approver.to_owned(),
                     request: Some(id),
                 };
-                Some(self.insert_grant(&tx, &new, now)?)
+                Some(self.insert_grant(&new, now)?)
             }
         };
         let status = if grant.is_some() {
@@ -375,13 +366,12 @@ impl Store {
         } else {
             RequestStatus::Denied
         };
-        tx.prepare_cached(
+        self.exec(
+            "resolve a permission request",
             "UPDATE requests SET status = ?2, resolved_by = ?3, resolved_at = ?4, grant_id = ?5,
                                  deny_message = ?6, deny_until = ?7, deny_standing = ?8
              WHERE id = ?1 AND status = 'pending'",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
+            params![
                 id,
                 status,
                 approver,
@@ -390,11 +380,10 @@ impl Store {
                 denial.map(|d| d.message.as_str()),
                 denial.and_then(|d| d.until),
                 denial.is_some(),
-            ])
-        })
-        .map_err(self.sql("resolve a permission request"))?;
+            ],
+        )?;
         let request = self
-            .load_request(&tx, id)?
+            .load_request(id)?
             .ok_or(StoreError::UnknownRequest { id })?;
         tx.commit()
             .map_err(self.sql("commit a permission request resolution"))?;
@@ -417,25 +406,24 @@ impl Store {
                AND (deny_until IS NULL OR deny_until > ?3)
              ORDER BY id DESC"
         );
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list standing denials"))?;
         for session in sessions {
-            let rows = stmt
-                .query_map(params![session, tool, now], request_from_row)
-                .map_err(self.sql("list standing denials"))?;
-            for row in rows {
-                out.push(row.map_err(self.sql("read a standing denial"))?);
-            }
+            out.extend(self.rows(
+                "list standing denials",
+                &sql,
+                params![session, tool, now],
+                request_from_row,
+            )?);
         }
         Ok(out)
     }
 
-    fn load_request(&self, conn: &rusqlite::Connection, id: i64) -> Result<Option<Request>> {
+    fn load_request(&self, id: i64) -> Result<Option<Request>> {
         let sql = format!("SELECT {REQUEST_COLS} FROM requests WHERE id = ?1");
-        conn.prepare_cached(&sql)
-            .and_then(|mut s| s.query_row([id], request_from_row).optional())
-            .map_err(self.sql("read a permission request"))
+        self.row(
+            "read a permission request",
+            &sql,
+            params![id],
+            request_from_row,
+        )
     }
 }

@@ -2,7 +2,9 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::params;
+
+use crate::db::{Dialect, Row};
 
 use crate::types::{AgentKind, NewSession, Registered, Session};
 use crate::{Result, Store, StoreError, unix_now};
@@ -13,7 +15,7 @@ const SESSION_COLS: &str =
 /// The longest session id accepted, in bytes.
 pub const MAX_SESSION_ID: usize = 200;
 
-fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+fn session_from_row(r: &Row) -> rusqlite::Result<Session> {
     Ok(Session {
         id: r.get(0)?,
         agent: r.get(1)?,
@@ -76,10 +78,10 @@ impl Store {
     pub fn register_session_at(&self, s: &NewSession, now: i64) -> Result<Registered> {
         let token = new_token()?;
         let tx = self.immediate("lock the database to register a session")?;
-        if self.load_session(&tx, &s.id)?.is_some() {
+        if self.load_session(&s.id)?.is_some() {
             return Err(StoreError::AlreadyExists { id: s.id.clone() });
         }
-        let session = self.insert_session(&tx, s, Some(&token_hash(&token)), now)?;
+        let session = self.insert_session(s, Some(&token_hash(&token)), now)?;
         tx.commit()
             .map_err(self.sql("commit a session registration"))?;
         Ok(Registered { session, token })
@@ -95,14 +97,14 @@ impl Store {
 
     /// [`Store::ensure_session`] at a given time.
     pub fn ensure_session_at(&self, s: &NewSession, now: i64) -> Result<Session> {
-        if let Some(existing) = self.load_session(&self.conn, &s.id)? {
+        if let Some(existing) = self.load_session(&s.id)? {
             return Ok(existing);
         }
         let tx = self.immediate("lock the database to register a session")?;
-        if let Some(existing) = self.load_session(&tx, &s.id)? {
+        if let Some(existing) = self.load_session(&s.id)? {
             return Ok(existing);
         }
-        let session = self.insert_session(&tx, s, None, now)?;
+        let session = self.insert_session(s, None, now)?;
         tx.commit()
             .map_err(self.sql("commit a session registration"))?;
         Ok(session)
@@ -110,21 +112,18 @@ impl Store {
 
     /// The session with this id.
     pub fn session(&self, id: &str) -> Result<Option<Session>> {
-        self.load_session(&self.conn, id)
+        self.load_session(id)
     }
 
     /// Every session, in registration order.
     pub fn sessions(&self) -> Result<Vec<Session>> {
-        let sql = format!("SELECT {SESSION_COLS} FROM sessions ORDER BY rowid");
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("list sessions"))?;
-        let rows = stmt
-            .query_map([], session_from_row)
-            .map_err(self.sql("list sessions"))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.sql("read sessions"))
+        // In the order they were registered.
+        let order = match self.dialect() {
+            Dialect::Sqlite => "rowid",
+            Dialect::Postgres => "seq",
+        };
+        let sql = format!("SELECT {SESSION_COLS} FROM sessions ORDER BY {order}");
+        self.rows("list sessions", &sql, &[], session_from_row)
     }
 
     /// Whether `token` is the token issued to session `id`: BLAKE3 of the
@@ -132,11 +131,12 @@ impl Store {
     /// unknown session or one without a token. It says nothing about whether
     /// the session is active: check [`Session::is_active`] too.
     pub fn verify_token(&self, id: &str, token: &str) -> Result<bool> {
-        let stored: Option<Option<String>> = self
-            .conn
-            .prepare_cached("SELECT token_hash FROM sessions WHERE id = ?1")
-            .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
-            .map_err(self.sql("read a session token"))?;
+        let stored: Option<Option<String>> = self.row(
+            "read a session token",
+            "SELECT token_hash FROM sessions WHERE id = ?1",
+            params![id],
+            |r| r.get(0),
+        )?;
         let Some(Some(stored)) = stored else {
             return Ok(false);
         };
@@ -153,16 +153,16 @@ impl Store {
         let token = new_token()?;
         let tx = self.immediate("lock the database to issue a session token")?;
         let session = self
-            .load_session(&tx, id)?
+            .load_session(id)?
             .ok_or_else(|| StoreError::UnknownSession { id: id.into() })?;
         if !session.is_active(unix_now()) {
             return Err(StoreError::InactiveSession { id: id.into() });
         }
-        tx.execute(
+        self.exec(
+            "store a session token",
             "UPDATE sessions SET token_hash = ?2 WHERE id = ?1",
             params![id, token_hash(&token)],
-        )
-        .map_err(self.sql("store a session token"))?;
+        )?;
         tx.commit().map_err(self.sql("commit a session token"))?;
         Ok(token)
     }
@@ -178,28 +178,29 @@ impl Store {
     /// grants stop being active at once.
     pub fn revoke_session_at(&self, id: &str, now: i64) -> Result<bool> {
         let tx = self.immediate("lock the database to revoke a session")?;
-        let Some(session) = self.load_session(&tx, id)? else {
+        let Some(session) = self.load_session(id)? else {
             return Ok(false);
         };
         if session.revoked_at.is_some() {
             return Ok(false);
         }
-        tx.execute(
+        self.exec(
+            "revoke a session",
             "WITH RECURSIVE tree(id) AS (
-                 SELECT ?1
+                 SELECT CAST(?1 AS TEXT)
                  UNION
                  SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id
              )
              UPDATE sessions SET revoked_at = ?2
              WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL",
             params![id, now],
-        )
-        .map_err(self.sql("revoke a session"))?;
+        )?;
         // Their pending requests go with them: nobody is left to retry the
         // call, and an approval would grant a revoked session nothing.
-        tx.execute(
+        self.exec(
+            "close a revoked session's requests",
             "WITH RECURSIVE tree(id) AS (
-                 SELECT ?1
+                 SELECT CAST(?1 AS TEXT)
                  UNION
                  SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id
              )
@@ -207,8 +208,7 @@ impl Store {
                                  resolved_at = ?2
              WHERE session IN (SELECT id FROM tree) AND status = 'pending'",
             params![id, now],
-        )
-        .map_err(self.sql("close a revoked session's requests"))?;
+        )?;
         tx.commit()
             .map_err(self.sql("commit a session revocation"))?;
         Ok(true)
@@ -220,12 +220,12 @@ impl Store {
     pub fn ancestors(&self, id: &str) -> Result<Vec<Session>> {
         let mut seen = HashSet::from([id.to_owned()]);
         let mut out = Vec::new();
-        let mut next = self.load_session(&self.conn, id)?.and_then(|s| s.parent);
+        let mut next = self.load_session(id)?.and_then(|s| s.parent);
         while let Some(parent) = next {
             if !seen.insert(parent.clone()) {
                 break;
             }
-            let Some(session) = self.load_session(&self.conn, &parent)? else {
+            let Some(session) = self.load_session(&parent)? else {
                 break;
             };
             next = session.parent.clone();
@@ -234,17 +234,14 @@ impl Store {
         Ok(out)
     }
 
-    pub(crate) fn load_session(&self, conn: &Connection, id: &str) -> Result<Option<Session>> {
+    pub(crate) fn load_session(&self, id: &str) -> Result<Option<Session>> {
         let sql = format!("SELECT {SESSION_COLS} FROM sessions WHERE id = ?1");
-        conn.prepare_cached(&sql)
-            .and_then(|mut s| s.query_row([id], session_from_row).optional())
-            .map_err(self.sql("read a session"))
+        self.row("read a session", &sql, params![id], session_from_row)
     }
 
     /// Checks the principal rules and inserts; the caller holds the write lock.
     fn insert_session(
         &self,
-        conn: &Connection,
         s: &NewSession,
         token_hash: Option<&str>,
         now: i64,
@@ -275,7 +272,7 @@ impl Store {
                 return Err(invalid("a session cannot be its own parent".into()));
             }
             let parent =
-                self.load_session(conn, parent_id)?
+                self.load_session(parent_id)?
                     .ok_or_else(|| StoreError::UnknownSession {
                         id: parent_id.clone(),
                     })?;
@@ -306,17 +303,14 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              RETURNING {SESSION_COLS}"
         );
-        conn.prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        s.id, s.agent, s.cwd, s.parent, s.kind, workflow, token_hash, now,
-                        expires_at
-                    ],
-                    session_from_row,
-                )
-            })
-            .map_err(self.sql("insert a session"))
+        self.returned(
+            "insert a session",
+            &sql,
+            params![
+                s.id, s.agent, s.cwd, s.parent, s.kind, workflow, token_hash, now, expires_at
+            ],
+            session_from_row,
+        )
     }
 }
 

@@ -279,8 +279,14 @@ impl Store {
     }
 
     fn pragma_check(&self, pragma: &str, what: &'static str) -> Result<Integrity> {
+        // PostgreSQL keeps its own pages: a connection that answers is whole.
+        let Some(conn) = self.db.sqlite() else {
+            return self
+                .value::<i64>(what, "SELECT 1", &[])
+                .map(|_| Integrity::Ok);
+        };
         let run = || -> rusqlite::Result<Vec<String>> {
-            let mut stmt = self.conn.prepare(&format!("PRAGMA {pragma}(100)"))?;
+            let mut stmt = conn.prepare(&format!("PRAGMA {pragma}(100)"))?;
             stmt.query_map([], |r| r.get::<_, String>(0))?
                 .collect::<rusqlite::Result<Vec<_>>>()
         };
@@ -301,16 +307,17 @@ impl Store {
                     problems: vec![e.to_string()],
                 })
             }
-            Err(source) => Err(StoreError::Sqlite {
+            Err(source) => Err(StoreError::Database {
                 path: self.path.clone(),
                 what,
-                source,
+                source: source.into(),
             }),
         }
     }
 
     /// The identity of the database file this connection opened.
-    pub fn file_id(&self) -> FileId {
+    /// `None` on PostgreSQL.
+    pub fn file_id(&self) -> Option<FileId> {
         self.file_id
     }
 
@@ -318,6 +325,9 @@ impl Store {
     /// opened; [`StoreError::Replaced`] once it was deleted or replaced (this
     /// connection would write to a file nobody else reads).
     pub fn check_file(&self) -> Result<()> {
-        self.file_id.check(&self.path)
+        match &self.file_id {
+            Some(id) => id.check(&self.path),
+            None => Ok(()),
+        }
     }
 }
