@@ -330,3 +330,7 @@ fn an_unknown_stored_kind_or_verdict_is_an_edit_and_a_clear_read_error() {
         assert_eq!(tail.len(), 3);
     }
 }
+
+// The tamper tests edit the SQLite file directly; PostgreSQL's are in
+// `on_postgres_tampering` below.
+crate::also_on_postgres!(rows_chain_from_genesis, audit_events_are_checked);

@@ -20,6 +20,8 @@ mod crash;
 mod grants;
 mod open;
 mod pins;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod requests;
 mod sessions;
 mod trust;

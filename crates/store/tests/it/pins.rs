@@ -133,3 +133,7 @@ fn an_approved_pin_is_checked_without_the_write_lock() {
     assert!(err.to_string().contains("lock"), "{err}");
     raw.execute_batch("ROLLBACK").unwrap();
 }
+
+crate::also_on_postgres!(
+    unpinned_servers_can_be_refused_and_definitions_rejected,
+);

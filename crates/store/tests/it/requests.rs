@@ -428,3 +428,16 @@ fn stale_requests_expire_when_the_agent_gave_up_or_the_session_ended() {
     assert_eq!(status(held).status, RequestStatus::Denied);
     assert_eq!(status(fresh).status, RequestStatus::Pending);
 }
+
+crate::also_on_postgres!(
+    a_once_grant_expires_as_its_request_says,
+    a_retry_loop_makes_one_request,
+    the_pending_request_takes_the_latest_policy_view,
+    resolving_makes_the_grant_once,
+    a_device_resolution_of_a_write_is_refused_and_changes_nothing,
+    an_ineligible_request_can_only_be_denied,
+    requests_refuse_bad_input,
+    a_hold_deadline_is_stored_once_per_request_and_only_grows,
+    revoking_a_session_closes_its_pending_requests,
+    stale_requests_expire_when_the_agent_gave_up_or_the_session_ended,
+);

@@ -285,3 +285,12 @@ fn principal_rules() {
     };
     assert!(invalid(other).contains("cannot join workflow `wf-2`"));
 }
+
+crate::also_on_postgres!(
+    a_duplicate_id_is_refused,
+    ensure_session_registers_once_and_never_changes_an_existing_session,
+    ensure_session_validates_a_new_session,
+    tokens_verify_only_for_their_own_session,
+    revoking_ends_the_session_and_its_descendants,
+    principal_rules,
+);

@@ -1,15 +1,54 @@
 //! Shared helpers for the store's integration tests.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::path::Path;
 
 use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store};
 
-/// A store in a fresh temporary data directory.
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
+thread_local! {
+    /// Whether [`store`] gives this test a PostgreSQL store ([`on_postgres`]).
+    static ON_POSTGRES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A store in a fresh temporary data directory — or, inside
+/// [`on_postgres`], a fresh database on the test PostgreSQL server.
 pub fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
+    #[cfg(feature = "postgres")]
+    if ON_POSTGRES.get() {
+        let store = Store::connect(&postgres::fresh_database()).unwrap();
+        return (dir, store);
+    }
     let store = Store::open(dir.path()).unwrap();
     (dir, store)
+}
+
+/// Runs a contract test with PostgreSQL behind [`store`].
+pub fn on_postgres(test: fn()) {
+    ON_POSTGRES.set(true);
+    test();
+}
+
+/// The listed tests of this module again, each against PostgreSQL: the
+/// store's contract holds on both databases. (Tests that open the SQLite file
+/// itself are not listed.)
+#[macro_export]
+macro_rules! also_on_postgres {
+    ($($test:ident),* $(,)?) => {
+        #[cfg(feature = "postgres")]
+        mod on_postgres {
+            $(
+                #[test]
+                fn $test() {
+                    $crate::support::on_postgres(super::$test);
+                }
+            )*
+        }
+    };
 }
 
 /// A `main` session with this id and nothing else.
