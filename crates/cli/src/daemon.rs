@@ -31,6 +31,7 @@ mod hook_socket;
 mod serve;
 #[allow(dead_code)]
 mod state;
+mod store_cmd;
 
 use std::process::ExitCode;
 
@@ -54,6 +55,9 @@ enum Commands {
     Serve(serve::ServeArgs),
     /// Run an MCP server behind portcullis: `mcp-bridge --name NAME -- CMD ARGS…`.
     McpBridge(bridge_cmd::BridgeArgs),
+    /// The store: `store migrate --store postgres://…`.
+    #[command(subcommand)]
+    Store(store_cmd::StoreCmd),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Commands::Serve(args) => serve::run(&args),
         Commands::McpBridge(args) => bridge_cmd::bridge(&args),
+        Commands::Store(cmd) => store_cmd::run(&cmd),
     };
     exit::report(result)
 }

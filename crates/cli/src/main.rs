@@ -85,6 +85,13 @@ enum Commands {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// The store: `portcullis store migrate [--store postgres://USER@HOST/DB]` applies
+    /// the schema migrations. Runs `portcullis-daemon store`.
+    #[command(disable_help_flag = true)]
+    Store {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Run a program confined by the kernel to what the policy allows a shell call:
     /// `portcullis run [--cwd DIR] [--network off|on] -- PROGRAM ARGS…`.
     Run(run::RunArgs),
@@ -148,6 +155,7 @@ fn main() -> ExitCode {
         Commands::Export(cmd) => export::run(&cmd),
         Commands::Serve { args } => return daemon("serve", &args),
         Commands::McpBridge { args } => return daemon("mcp-bridge", &args),
+        Commands::Store { args } => return daemon("store", &args),
         Commands::Run(args) => return run::main(&args),
         Commands::Mcp(cmd) => mcp::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),

@@ -21,6 +21,12 @@ pub struct ServeArgs {
     /// A configuration file, layered above the user's (also `PORTCULLIS_CONFIG`).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// The store: `sqlite` (the default: portcullis.db in the data
+    /// directory) or a team's PostgreSQL, postgres://USER@HOST[:PORT]/DB
+    /// (its schema is brought up to date on start). The login token, user
+    /// tokens and the hook socket stay in the data directory.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
     /// Listen on an address other than loopback. The approval UI is then
     /// reachable from the network: only behind something that authenticates.
     #[arg(long)]
@@ -133,6 +139,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
+    let store = portcullis_store::Location::parse(args.store.as_deref(), &data_dir)
+        .map_err(anyhow::Error::msg)
+        .context("--store")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -148,6 +157,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         let opts = portcullis_server::Options {
             addr: bound,
             data_dir: data_dir.clone(),
+            store: store.clone(),
             policy: Box::new(Layers {
                 explicit: args.config.clone(),
                 env: env.clone(),
@@ -173,10 +183,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             }
         };
         let base = state.hosts.base_url();
-        println!(
-            "portcullis is serving on {base} (data: {})",
-            data_dir.display()
-        );
+        println!("portcullis is serving on {base} (store: {store})");
         if created {
             println!(
                 "a new UI login token was written to {}",

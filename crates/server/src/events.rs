@@ -11,7 +11,6 @@
 //! database file is found deleted or replaced.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -64,7 +63,7 @@ impl Drop for Watcher {
 
 /// Starts the watcher thread.
 pub fn watch(
-    data_dir: PathBuf,
+    location: portcullis_store::Location,
     events: broadcast::Sender<ServerEvent>,
     metrics: Arc<Metrics>,
     health: Arc<Health>,
@@ -73,7 +72,7 @@ pub fn watch(
 ) -> std::io::Result<Watcher> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
-    let store = Store::open(&data_dir).map_err(std::io::Error::other)?;
+    let store = location.open().map_err(std::io::Error::other)?;
     let mut seen = Seen::default();
     // The first look fills `seen` without announcing what was already there.
     look(&store, &mut seen, None, &metrics, None);
@@ -93,7 +92,7 @@ pub fn watch(
                     // modes again. Not once the file is gone (the open would
                     // make a new one; health says why already).
                     if store.check_file().is_ok() {
-                        let check = Store::open(&data_dir).and_then(|fresh| fresh.quick_check());
+                        let check = location.open().and_then(|fresh| fresh.quick_check());
                         health.record_check(check.map_err(|e| e.to_string()));
                     }
                 }

@@ -270,9 +270,9 @@ impl AppState {
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("opening the store in {}: {source}", dir.display())]
+    #[error("opening the store {store}: {source}")]
     Store {
-        dir: PathBuf,
+        store: portcullis_store::Location,
         source: Box<portcullis_store::StoreError>,
     },
     #[error(transparent)]
@@ -294,6 +294,8 @@ pub struct Options {
     /// The address it is bound to (for the `Host` checks and the printed URL).
     pub addr: SocketAddr,
     pub data_dir: PathBuf,
+    /// The store: SQLite in `data_dir`, or a team's PostgreSQL.
+    pub store: portcullis_store::Location,
     pub policy: Box<dyn PolicySource>,
     pub env: Environment,
     /// `[[mcp.servers]]` and the policy and directory their calls are judged in.
@@ -307,11 +309,17 @@ pub struct Options {
 /// The state of a server, plus whether its login token was just created.
 pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
     let open = || {
-        Store::open(&opts.data_dir).map_err(|source| StartError::Store {
-            dir: opts.data_dir.clone(),
+        opts.store.open().map_err(|source| StartError::Store {
+            store: opts.store.clone(),
             source: Box::new(source),
         })
     };
+    // The login token, users' tokens and the hook socket live in the data
+    // directory whichever database holds the state.
+    portcullis_store::prepare_data_dir(&opts.data_dir).map_err(|source| StartError::Store {
+        store: opts.store.clone(),
+        source: Box::new(source),
+    })?;
     let store = open()?;
     // A damaged store is refused at start (it is checked again on a timer).
     match store.quick_check() {
@@ -324,7 +332,7 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
         }
         Err(source) => {
             return Err(StartError::Store {
-                dir: opts.data_dir.clone(),
+                store: opts.store.clone(),
                 source: Box::new(source),
             });
         }
@@ -361,7 +369,7 @@ pub fn state(opts: Options) -> Result<(Arc<AppState>, bool), StartError> {
     let (events, _) = broadcast::channel(1024);
     let metrics = Arc::new(Metrics::default());
     let watcher = events::watch(
-        opts.data_dir.clone(),
+        opts.store.clone(),
         events.clone(),
         Arc::clone(&metrics),
         Arc::clone(&health),

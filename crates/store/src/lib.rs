@@ -115,6 +115,58 @@ pub fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// Where the store is: `portcullis.db` in a data directory (the default), or
+/// a PostgreSQL database shared by a team's servers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// SQLite in this data directory.
+    Dir(PathBuf),
+    /// A PostgreSQL connection string (`postgres://USER@HOST[:PORT]/DB`).
+    Postgres(String),
+}
+
+impl Location {
+    /// The store a `--store` value names (`sqlite`, the default, or a
+    /// `postgres://` / `postgresql://` address), with `data_dir` for SQLite.
+    pub fn parse(store: Option<&str>, data_dir: &Path) -> std::result::Result<Location, String> {
+        match store.map(str::trim) {
+            None | Some("" | "sqlite") => Ok(Location::Dir(data_dir.to_owned())),
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(Location::Postgres(url.to_owned()))
+            }
+            Some(other) => Err(format!(
+                "`{other}` is not a store: say `sqlite` (the default: portcullis.db in the data \
+                 directory) or a PostgreSQL address, postgres://USER@HOST[:PORT]/DB"
+            )),
+        }
+    }
+
+    /// Opens (SQLite) or connects to (PostgreSQL) the store, bringing its
+    /// schema up to date.
+    pub fn open(&self) -> Result<Store> {
+        match self {
+            Location::Dir(dir) => Store::open(dir),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Store::connect(url),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::Corrupt {
+                path: PathBuf::from(redact_url(url)),
+                what: "store".into(),
+                why: "this portcullis was built without PostgreSQL (the `postgres` feature)".into(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Dir(dir) => write!(f, "{}", dir.join(DB_FILE).display()),
+            Location::Postgres(url) => f.write_str(&redact_url(url)),
+        }
+    }
+}
+
 /// A connection to the portcullis database: SQLite by default
 /// ([`Store::open`]), or a team server's PostgreSQL ([`Store::connect`],
 /// with the `postgres` feature). Both run the same operations: every method
@@ -464,7 +516,6 @@ impl Store {
 }
 
 /// A PostgreSQL address without its password, for messages.
-#[cfg(feature = "postgres")]
 fn redact_url(url: &str) -> String {
     // postgres://user:password@host/db → postgres://user@host/db
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -511,6 +562,13 @@ impl Drop for Tx<'_> {
                 .execute_batch("ROLLBACK TO portcullis_op; RELEASE portcullis_op")
         };
     }
+}
+
+/// Creates the data directory (0700) if it does not exist, and refuses one
+/// that another user owns or others may write. [`Store::open`] does this for
+/// SQLite; a server on PostgreSQL still keeps its tokens and hook socket here.
+pub fn prepare_data_dir(dir: &Path) -> Result<()> {
+    create_data_dir(dir)
 }
 
 fn create_data_dir(dir: &Path) -> Result<()> {

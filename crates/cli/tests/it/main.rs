@@ -45,3 +45,4 @@ mod serve;
 mod serve_limits;
 mod state_contract;
 mod store_trust;
+mod team;

@@ -51,6 +51,7 @@ impl Fx {
         let (state, created) = portcullis_server::state(Options {
             addr: HOST.parse().unwrap(),
             data_dir: dir.path().join("data"),
+            store: portcullis_store::Location::Dir(dir.path().join("data")),
             policy: Box::new(Policy::default()),
             env,
             mcp: Default::default(),

@@ -57,6 +57,7 @@ async fn every_route_but_the_public_ones_refuses_a_caller_without_credentials() 
     let (state, _) = portcullis_server::state(Options {
         addr: HOST.parse().unwrap(),
         data_dir: dir.path().join("data"),
+        store: portcullis_store::Location::Dir(dir.path().join("data")),
         policy: Box::new(Policy::default()),
         env,
         mcp: Default::default(),

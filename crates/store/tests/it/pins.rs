@@ -134,6 +134,4 @@ fn an_approved_pin_is_checked_without_the_write_lock() {
     raw.execute_batch("ROLLBACK").unwrap();
 }
 
-crate::also_on_postgres!(
-    unpinned_servers_can_be_refused_and_definitions_rejected,
-);
+crate::also_on_postgres!(unpinned_servers_can_be_refused_and_definitions_rejected,);

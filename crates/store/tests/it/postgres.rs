@@ -9,8 +9,8 @@ use std::sync::{Arc, Barrier};
 use crate::support::{self, file, main_session};
 
 use portcullis_store::{
-    AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, NewRequest, Op, Resolution,
-    Store, StoreError,
+    AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, NewRequest, Op, Resolution, Store,
+    StoreError,
 };
 
 /// Connections racing at once: more than the 2 cores, as a team's replicas
@@ -153,7 +153,10 @@ fn the_log_is_append_only_and_an_owner_s_edit_or_cut_shows() {
         "TRUNCATE audit",
     ] {
         let err = db.batch_execute(sql).unwrap_err();
-        assert!(err.to_string().contains("append-only") || format!("{err:?}").contains("append-only"), "{sql}: {err:?}");
+        assert!(
+            err.to_string().contains("append-only") || format!("{err:?}").contains("append-only"),
+            "{sql}: {err:?}"
+        );
     }
     // Its owner can switch the triggers off: the chain shows the edit ...
     db.batch_execute(

@@ -38,8 +38,9 @@ pub fn fresh_database() -> String {
         std::process::id(),
         NEXT_DB.fetch_add(1, Ordering::SeqCst)
     );
-    let mut admin = postgres::Client::connect(&format!("{}/postgres", cluster.base), postgres::NoTls)
-        .expect("connect to the test cluster");
+    let mut admin =
+        postgres::Client::connect(&format!("{}/postgres", cluster.base), postgres::NoTls)
+            .expect("connect to the test cluster");
     admin
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("create a test database");
@@ -85,7 +86,16 @@ fn start() -> Result<Cluster, String> {
         }
     };
     let out = as_owner(&bin.join("initdb"))
-        .args(["-A", "trust", "-U", "portcullis", "-E", "UTF8", "--no-sync", "-D"])
+        .args([
+            "-A",
+            "trust",
+            "-U",
+            "portcullis",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "-D",
+        ])
         .arg(&data)
         .output()
         .map_err(|e| format!("initdb: {e}"))?;
@@ -154,4 +164,3 @@ fn free_port() -> Result<u16, String> {
         .map(|a| a.port())
         .map_err(|e| format!("a free port: {e}"))
 }
-
