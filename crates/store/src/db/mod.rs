@@ -42,6 +42,9 @@ pub enum DbError {
     #[cfg(feature = "postgres")]
     #[error(transparent)]
     Postgres(#[from] ::postgres::Error),
+    /// The connection was already closed (the store is being dropped).
+    #[error("the connection is closed")]
+    Closed,
     /// A column PostgreSQL returned in a type the store never writes.
     #[error("column {column} has type `{ty}`, which portcullis does not store")]
     UnexpectedType {
@@ -62,7 +65,7 @@ impl DbError {
             }
             #[cfg(feature = "postgres")]
             DbError::Postgres(e) => e.code().is_some_and(|c| c.code().starts_with("23")),
-            DbError::UnexpectedType { .. } => false,
+            DbError::UnexpectedType { .. } | DbError::Closed => false,
         }
     }
 }

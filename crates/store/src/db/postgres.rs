@@ -6,7 +6,7 @@
 //! operation that met it — the engine refuses the call — and the next
 //! operation outside a transaction connects again.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
 use std::error::Error;
 
@@ -24,7 +24,8 @@ pub(crate) const WRITE_LOCK: i64 = 0x706f_7274_6375_6c6c;
 /// One PostgreSQL connection.
 pub(crate) struct Postgres {
     url: String,
-    client: RefCell<Client>,
+    /// Always `Some` but while dropping (see `Drop`).
+    client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
     in_tx: Cell<bool>,
 }
@@ -36,7 +37,7 @@ impl Postgres {
         let client = Client::connect(url, NoTls)?;
         Ok(Postgres {
             url: url.to_owned(),
-            client: RefCell::new(client),
+            client: RefCell::new(Some(client)),
             statements: RefCell::new(HashMap::new()),
             in_tx: Cell::new(false),
         })
@@ -45,13 +46,19 @@ impl Postgres {
     /// A fresh connection when the last one was lost, outside a transaction
     /// only (a transaction's work died with its connection).
     fn reconnect_if_lost(&self) -> Result<(), DbError> {
-        if self.in_tx.get() || !self.client.borrow().is_closed() {
+        if self.in_tx.get() || !self.client()?.is_closed() {
             return Ok(());
         }
         let client = Client::connect(&self.url, NoTls)?;
-        *self.client.borrow_mut() = client;
+        if let Some(lost) = self.client.borrow_mut().replace(client) {
+            close_aside(lost);
+        }
         self.statements.borrow_mut().clear();
         Ok(())
+    }
+
+    fn client(&self) -> Result<RefMut<'_, Client>, DbError> {
+        RefMut::filter_map(self.client.borrow_mut(), Option::as_mut).map_err(|_| DbError::Closed)
     }
 
     fn statement(&self, sql: &str) -> Result<Statement, DbError> {
@@ -59,7 +66,7 @@ impl Postgres {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
-        let prepared = self.client.borrow_mut().prepare(&numbered(sql))?;
+        let prepared = self.client()?.prepare(&numbered(sql))?;
         self.statements
             .borrow_mut()
             .insert(sql.to_owned(), prepared.clone());
@@ -72,6 +79,22 @@ impl Postgres {
             .map(|p| value_of(*p).map(PgValue).map_err(DbError::from))
             .collect()
     }
+}
+
+impl Drop for Postgres {
+    /// The synchronous client closes its connection by running its own
+    /// async runtime, which panics on a thread that drives another (a
+    /// server's store dropped at shutdown): it is closed on a thread of its own.
+    fn drop(&mut self) {
+        if let Some(client) = self.client.get_mut().take() {
+            close_aside(client);
+        }
+    }
+}
+
+/// Drops a client on a thread of its own (see `Drop for Postgres`).
+fn close_aside(client: Client) {
+    let _ = std::thread::spawn(move || drop(client)).join();
 }
 
 /// SQLite's `?N` parameters as PostgreSQL's `$N` (outside quoted text).
@@ -168,7 +191,7 @@ impl Conn for Postgres {
         let values = Self::values(params)?;
         let refs: Vec<&(dyn ToSql + Sync)> =
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let rows = self.client.borrow_mut().query(&stmt, &refs)?;
+        let rows = self.client()?.query(&stmt, &refs)?;
         rows.iter().map(row_of).collect()
     }
 
@@ -177,13 +200,13 @@ impl Conn for Postgres {
         let values = Self::values(params)?;
         let refs: Vec<&(dyn ToSql + Sync)> =
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let n = self.client.borrow_mut().execute(&stmt, &refs)?;
+        let n = self.client()?.execute(&stmt, &refs)?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn execute_batch(&self, sql: &str) -> Result<(), DbError> {
         self.reconnect_if_lost()?;
-        Ok(self.client.borrow_mut().batch_execute(sql)?)
+        Ok(self.client()?.batch_execute(sql)?)
     }
 
     fn begin_write(&self) -> Result<(), DbError> {
@@ -205,15 +228,16 @@ impl Conn for Postgres {
         // Never on a new connection: there `COMMIT` only warns that no
         // transaction is open, and the lost transaction's work would pass
         // for committed.
-        Ok(self.client.borrow_mut().batch_execute("COMMIT")?)
+        Ok(self.client()?.batch_execute("COMMIT")?)
     }
 
     fn rollback(&self) -> Result<(), DbError> {
         self.in_tx.set(false);
-        if self.client.borrow().is_closed() {
+        let mut client = self.client()?;
+        if client.is_closed() {
             return Ok(());
         }
-        Ok(self.client.borrow_mut().batch_execute("ROLLBACK")?)
+        Ok(client.batch_execute("ROLLBACK")?)
     }
 
     fn in_transaction(&self) -> bool {
