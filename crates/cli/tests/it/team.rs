@@ -1,7 +1,9 @@
-//! Two `portcullis serve` replicas on one PostgreSQL store behave as one
-//! service (issue 18): a session registered through one decides through the
-//! other, a request raised through B is in A's queue, A's approval lets B's
-//! retry through exactly once, and both verify the same audit chain.
+//! `portcullis serve` replicas on one PostgreSQL store behave as one
+//! service (issue 18): a session registered through one decides through
+//! another, a request raised through B is in A's queue, A's approval lets
+//! B's retry through exactly once, both verify the same audit chain; a
+//! replica killed mid-stream loses nothing and uses no grant twice; and while
+//! PostgreSQL is away every decision is refused, until it is back.
 
 // Test code: a failed unwrap, index or panic is a failed test.
 #![allow(
@@ -11,11 +13,14 @@
     clippy::panic
 )]
 
+use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::serve::Served;
+use crate::support::serve::{Served, http};
 
 #[path = "../../../store/tests/it/support/postgres.rs"]
 mod postgres_cluster;
@@ -24,12 +29,82 @@ fn body(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
-#[test]
-fn two_replicas_on_one_postgres_are_one_queue_one_grant_and_one_chain() {
-    let url = postgres_cluster::fresh_database();
-    // The schema first, as a team would before starting its replicas.
+/// Replicas on one database, with one session `s1` registered through the first.
+struct Team {
+    replicas: Vec<Served>,
+    session_auth: String,
+}
+
+impl Team {
+    fn start(url: &str, replicas: usize) -> Team {
+        let replicas: Vec<Served> = (0..replicas)
+            .map(|_| Served::start_opts(|_| String::new(), &["--store", url], None))
+            .collect();
+        let a = &replicas[0];
+        let (status, _, text) = a.request(
+            "POST",
+            "/v1/sessions",
+            &[("Authorization", &a.bearer())],
+            Some(&json!({"id": "s1", "agent": "claude-code", "cwd": a.work}).to_string()),
+        );
+        assert_eq!(status, 201, "{text}");
+        let token = body(&text)["token"].as_str().unwrap().to_owned();
+        Team {
+            replicas,
+            session_auth: format!("Bearer {token}"),
+        }
+    }
+
+    /// A Read of `file` by session `s1`, decided by replica `port`.
+    fn read(&self, port: u16, file: &Path) -> (u16, Value) {
+        read_as(&self.session_auth, &self.replicas[0].work, port, file)
+    }
+
+    /// The person's call on replica `i`.
+    fn person(&self, i: usize, method: &str, path: &str, payload: Option<&str>) -> Value {
+        let s = &self.replicas[i];
+        let (status, _, text) = s.request(method, path, &[("Authorization", &s.bearer())], payload);
+        assert_eq!(status, 200, "{method} {path}: {text}");
+        body(&text)
+    }
+
+    /// Replica `i` approves request `id` once; the grant's id.
+    fn allow_once(&self, i: usize, id: i64) -> i64 {
+        self.person(
+            i,
+            "POST",
+            &format!("/v1/requests/{id}/resolve"),
+            Some(r#"{"scope":"once"}"#),
+        )["grant"]["id"]
+            .as_i64()
+            .unwrap()
+    }
+}
+
+/// A Read of `file` by session `s1` (`auth` its token) in workspace `cwd`,
+/// decided by the replica on `port`: the HTTP status and the answer (`Null`
+/// when there was none).
+fn read_as(auth: &str, cwd: &Path, port: u16, file: &Path) -> (u16, Value) {
+    let call = json!({
+        "tool": "Read", "origin": "core",
+        "input": {"file_path": file}, "cwd": cwd,
+    })
+    .to_string();
+    let headers = [("X-Session-ID", "s1"), ("Authorization", auth)];
+    // A replica killed mid-request may reset the connection: no answer.
+    let answer =
+        std::panic::catch_unwind(|| http(port, "POST", "/v1/decide", &headers, Some(&call)));
+    match answer {
+        Ok((status, _, text)) => (status, serde_json::from_str(&text).unwrap_or(Value::Null)),
+        Err(_) => (0, Value::Null),
+    }
+}
+
+/// `portcullis store migrate` on a new database, as a team would before
+/// starting its replicas.
+fn migrated(url: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .args(["store", "migrate", "--store", &url])
+        .args(["store", "migrate", "--store", url])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
@@ -39,81 +114,204 @@ fn two_replicas_on_one_postgres_are_one_queue_one_grant_and_one_chain() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(said.contains("schema version"), "{said}");
-    let a = Served::start_opts(|_| String::new(), &["--store", &url], None);
-    let b = Served::start_opts(|_| String::new(), &["--store", &url], None);
+}
 
-    // A session registered through A ...
-    let (status, _, text) = a.request(
-        "POST",
-        "/v1/sessions",
-        &[("Authorization", &a.bearer())],
-        Some(&json!({"id": "s1", "agent": "claude-code", "cwd": a.work}).to_string()),
+#[test]
+fn two_replicas_on_one_postgres_are_one_queue_one_grant_and_one_chain() {
+    let url = postgres_cluster::fresh_database();
+    migrated(&url);
+    let team = Team::start(&url, 2);
+    let (a, b) = (&team.replicas[0], &team.replicas[1]);
+    // The session registered through A decides through B: the refusal is a
+    // request ...
+    let (status, first) = team.read(b.port, &a.outside);
+    assert_eq!(
+        (status, &first["decision"]),
+        (200, &json!("ask")),
+        "{first}"
     );
-    assert_eq!(status, 201, "{text}");
-    let token = body(&text)["token"].as_str().unwrap().to_owned();
-    let session_auth = format!("Bearer {token}");
-    let read_outside = json!({
-        "tool": "Read", "origin": "core",
-        "input": {"file_path": a.outside}, "cwd": a.work,
-    })
-    .to_string();
-    let decide_on_b = || {
-        let (status, _, text) = b.request(
-            "POST",
-            "/v1/decide",
-            &[("X-Session-ID", "s1"), ("Authorization", &session_auth)],
-            Some(&read_outside),
-        );
-        assert_eq!(status, 200, "{text}");
-        body(&text)
-    };
-    // ... decides through B: the refusal is a request ...
-    let first = decide_on_b();
-    assert_eq!(first["decision"], "ask", "{first}");
     let id = first["request"]["id"].as_i64().expect("a request");
     // ... in A's queue.
-    let (status, _, text) = a.request(
-        "GET",
-        "/v1/requests",
-        &[("Authorization", &a.bearer())],
-        None,
-    );
-    assert_eq!(status, 200, "{text}");
-    let queue = body(&text);
+    let queue = team.person(0, "GET", "/v1/requests", None);
     assert_eq!(queue[0]["id"].as_i64(), Some(id), "{queue}");
     assert_eq!(queue[0]["session"], "s1", "{queue}");
 
     // Approved once on A: B's retry is allowed once, then asks again.
-    let (status, _, text) = a.request(
-        "POST",
-        &format!("/v1/requests/{id}/resolve"),
-        &[("Authorization", &a.bearer())],
-        Some(r#"{"scope":"once"}"#),
-    );
-    assert_eq!(status, 200, "{text}");
-    let grant = body(&text)["grant"]["id"].as_i64().unwrap();
-    let retry = decide_on_b();
+    let grant = team.allow_once(0, id);
+    let retry = team.read(b.port, &a.outside).1;
     assert_eq!(retry["decision"], "allow", "{retry}");
     assert_eq!(retry["grants_used"], json!([grant]), "{retry}");
     assert_eq!(
-        decide_on_b()["decision"],
+        team.read(b.port, &a.outside).1["decision"],
         "ask",
         "once means once, on any replica"
     );
 
     // One audit chain, the same from either replica.
-    let verify = |s: &Served| {
-        let (status, _, text) = s.request(
-            "GET",
-            "/v1/audit/verify",
-            &[("Authorization", &s.bearer())],
-            None,
-        );
-        assert_eq!(status, 200, "{text}");
-        body(&text)
-    };
-    let (on_a, on_b) = (verify(&a), verify(&b));
+    let (on_a, on_b) = (
+        team.person(0, "GET", "/v1/audit/verify", None),
+        team.person(1, "GET", "/v1/audit/verify", None),
+    );
     assert_eq!(on_a, on_b);
     assert_eq!(on_a["status"], "intact", "{on_a}");
     assert!(on_a["rows"].as_u64().unwrap() >= 3, "{on_a}");
+}
+
+#[test]
+fn a_replica_killed_mid_stream_loses_nothing_and_uses_no_grant_twice() {
+    const FILES: usize = 12;
+    // Reads of each file, half through A, half through B, all at once.
+    const READS: usize = 8;
+    let url = postgres_cluster::fresh_database();
+    let mut team = Team::start(&url, 2);
+    let (pa, pb) = (team.replicas[0].port, team.replicas[1].port);
+    // A once-grant for each of FILES files outside the workspace.
+    let files: Vec<_> = (0..FILES)
+        .map(|i| {
+            let f = team.replicas[0].outside.with_file_name(format!("f{i}.txt"));
+            std::fs::write(&f, "x\n").unwrap();
+            f
+        })
+        .collect();
+    for f in &files {
+        let (_, asked) = team.read(pb, f);
+        assert_eq!(asked["decision"], "ask", "{asked}");
+        team.allow_once(1, asked["request"]["id"].as_i64().unwrap());
+    }
+    // Each file read READS times at once; A is killed (SIGKILL) while the
+    // reads are in flight.
+    let (auth, cwd) = (team.session_auth.clone(), team.replicas[0].work.clone());
+    let pid_a = rustix::process::Pid::from_raw(team.replicas[0].child.id() as i32).unwrap();
+    let answered_by_a = AtomicUsize::new(0);
+    let answers = std::thread::scope(|scope| {
+        let (auth, cwd, answered_by_a) = (&auth, &cwd, &answered_by_a);
+        let handles: Vec<_> = files
+            .iter()
+            .flat_map(|f| {
+                [pa, pb]
+                    .repeat(READS / 2)
+                    .into_iter()
+                    .map(|port| (f.clone(), port))
+            })
+            .map(|(f, port)| {
+                scope.spawn(move || {
+                    let answer = read_as(auth, cwd, port, &f);
+                    if port == pa && answer.0 == 200 {
+                        answered_by_a.fetch_add(1, SeqCst);
+                    }
+                    (f, port, answer)
+                })
+            })
+            .collect();
+        // Killed (SIGKILL) once it has answered a few, with the rest in flight.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while answered_by_a.load(SeqCst) < 2 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        rustix::process::kill_process(pid_a, rustix::process::Signal::KILL).unwrap();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let _ = team.replicas[0].child.wait();
+    let by_a = answered_by_a.load(SeqCst);
+    assert!(by_a >= 2, "A answered {by_a} before it was killed");
+    assert!(
+        by_a < FILES * READS / 2,
+        "A answered all {by_a} before it was killed"
+    );
+    for f in &files {
+        let allowed = answers
+            .iter()
+            .filter(|(g, _, (_, a))| g == f && a["decision"] == "allow")
+            .count();
+        assert!(
+            allowed <= 1,
+            "{} allowed {allowed} times: a once-grant used twice",
+            f.display()
+        );
+    }
+    // B goes on ...
+    let (status, after) = team.read(pb, &files[0]);
+    assert_eq!(status, 200, "{after}");
+    assert_ne!(after["decision"], "allow", "{after}");
+    // ... and what the answers said was committed is there: every grant an
+    // allow used is consumed, in the database itself.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for (f, _, (_, a)) in answers
+        .iter()
+        .filter(|(_, _, (_, a))| a["decision"] == "allow")
+    {
+        let used = a["grants_used"][0].as_i64().unwrap();
+        let row = db
+            .query_one("SELECT consumed_at FROM grants WHERE id = $1", &[&used])
+            .unwrap_or_else(|e| panic!("grant {used} for {}: {e}", f.display()));
+        assert!(
+            row.get::<_, Option<i64>>(0).is_some(),
+            "grant {used} unused"
+        );
+    }
+    let chain = team.person(1, "GET", "/v1/audit/verify", None);
+    assert_eq!(chain["status"], "intact", "{chain}");
+    team.replicas.remove(0);
+}
+
+#[test]
+fn while_postgres_is_away_decisions_are_refused_and_resume_when_it_is_back() {
+    let server = postgres_cluster::Server::start().unwrap();
+    let url = postgres_cluster::create_database(&server.base);
+    let team = Team::start(&url, 2);
+    let (a, b) = (&team.replicas[0], &team.replicas[1]);
+    let (_, first) = team.read(b.port, &a.outside);
+    assert_eq!(first["decision"], "ask", "{first}");
+    let id = first["request"]["id"].as_i64().unwrap();
+
+    server.stop();
+    for s in [a, b] {
+        let (status, answer) = team.read(s.port, &a.outside);
+        assert_ne!(answer["decision"], "allow", "{status} {answer}");
+        assert!(
+            status >= 500 || answer["decision"] == "deny",
+            "PostgreSQL away: {status} {answer}"
+        );
+    }
+
+    server.resume().unwrap();
+    // The next decision reconnects: the same pending request, asked again.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let again = loop {
+        let (status, answer) = team.read(b.port, &a.outside);
+        if status == 200 && answer["decision"] == "ask" {
+            break answer;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never resumed: {status} {answer}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(again["request"]["id"].as_i64(), Some(id), "{again}");
+    let grant = team.allow_once(0, id);
+    let allowed = team.read(b.port, &a.outside).1;
+    assert_eq!(allowed["grants_used"], json!([grant]), "{allowed}");
+}
+
+#[test]
+fn a_replica_refuses_a_database_with_a_newer_schema() {
+    let url = postgres_cluster::fresh_database();
+    migrated(&url);
+    postgres::Client::connect(&url, postgres::NoTls)
+        .unwrap()
+        .batch_execute("UPDATE portcullis_schema SET version = version + 1")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["serve", "--store", &url, "--addr", "127.0.0.1:0"])
+        .env("PORTCULLIS_DATA_DIR", tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("schema version 7"), "{said}");
+    assert!(said.contains("upgrade portcullis"), "{said}");
 }

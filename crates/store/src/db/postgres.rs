@@ -61,6 +61,25 @@ impl Postgres {
         RefMut::filter_map(self.client.borrow_mut(), Option::as_mut).map_err(|_| DbError::Closed)
     }
 
+    /// Runs `f`; when it failed because the connection was lost (the
+    /// server restarted since the last use) and `may_repeat`, runs it once
+    /// more on a new connection. Writes outside a transaction never repeat:
+    /// the first may have committed before its answer was lost.
+    fn again_if_lost<T>(
+        &self,
+        may_repeat: bool,
+        f: impl Fn() -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let first = f();
+        let Err(e) = first else { return first };
+        let lost = self.client.borrow().as_ref().is_none_or(Client::is_closed);
+        if !(may_repeat && lost) {
+            return Err(e);
+        }
+        self.reconnect_if_lost().map_err(|_| e)?;
+        f()
+    }
+
     fn statement(&self, sql: &str) -> Result<Statement, DbError> {
         self.reconnect_if_lost()?;
         if let Some(s) = self.statements.borrow().get(sql) {
@@ -187,11 +206,14 @@ fn row_of(row: &postgres::Row) -> Result<Row, DbError> {
 
 impl Conn for Postgres {
     fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, DbError> {
-        let stmt = self.statement(sql)?;
         let values = Self::values(params)?;
         let refs: Vec<&(dyn ToSql + Sync)> =
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let rows = self.client()?.query(&stmt, &refs)?;
+        // A read outside a transaction may go again on a new connection.
+        let rows = self.again_if_lost(!self.in_tx.get(), || {
+            let stmt = self.statement(sql)?;
+            Ok(self.client()?.query(&stmt, &refs)?)
+        })?;
         rows.iter().map(row_of).collect()
     }
 
@@ -205,8 +227,12 @@ impl Conn for Postgres {
     }
 
     fn execute_batch(&self, sql: &str) -> Result<(), DbError> {
-        self.reconnect_if_lost()?;
-        Ok(self.client()?.batch_execute(sql)?)
+        // Outside a transaction these only begin one, or change the schema in
+        // a transaction of their own: safe to send again on a new connection.
+        self.again_if_lost(!self.in_tx.get(), || {
+            self.reconnect_if_lost()?;
+            Ok(self.client()?.batch_execute(sql)?)
+        })
     }
 
     fn begin_write(&self) -> Result<(), DbError> {
