@@ -315,3 +315,53 @@ fn a_replica_refuses_a_database_with_a_newer_schema() {
     assert!(said.contains("schema version 7"), "{said}");
     assert!(said.contains("upgrade portcullis"), "{said}");
 }
+
+/// Reads an open `/v1/events` stream until an event of `kind` whose data
+/// mentions `needle` arrives, for at most 10 s; the event's text.
+fn next_event(stream: &mut std::net::TcpStream, kind: &str, needle: &str) -> String {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buf) {
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        // Events are separated by a blank line.
+        if let Some(event) = seen
+            .split("\n\n")
+            .find(|e| e.contains(&format!("event: {kind}")) && e.contains(needle))
+        {
+            return event.to_owned();
+        }
+    }
+    panic!("no `{kind}` event with {needle} in 10 s: {seen}");
+}
+
+#[test]
+fn a_request_raised_through_one_replica_appears_live_in_the_others_event_stream() {
+    use std::io::Write;
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 2);
+    let (a, b) = (&team.replicas[0], &team.replicas[1]);
+    // A browser's stream on B ...
+    let mut on_b = std::net::TcpStream::connect(("127.0.0.1", b.port)).unwrap();
+    write!(
+        on_b,
+        "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\n\r\n",
+        b.port,
+        b.bearer()
+    )
+    .unwrap();
+    // ... sees the request a call through A raised ...
+    let (_, asked) = team.read(a.port, &a.outside);
+    let id = asked["request"]["id"].as_i64().expect("a request");
+    let new = next_event(&mut on_b, "request-new", &format!("\"id\":{id}"));
+    assert!(new.contains("s1"), "{new}");
+    // ... and A's approval of it.
+    team.allow_once(0, id);
+    next_event(&mut on_b, "request-resolved", &format!("\"id\":{id}"));
+}
