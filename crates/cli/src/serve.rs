@@ -23,8 +23,9 @@ pub struct ServeArgs {
     config: Option<PathBuf>,
     /// The store: `sqlite` (the default: portcullis.db in the data
     /// directory) or a team's PostgreSQL, postgres://USER@HOST[:PORT]/DB
-    /// (its schema is brought up to date on start). The login token, user
-    /// tokens and the hook socket stay in the data directory.
+    /// (its schema is brought up to date on start); else `[store] url` of
+    /// the configuration. The login token, user tokens and the hook socket
+    /// stay in the data directory.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
     /// Listen on an address other than loopback. The approval UI is then
@@ -139,9 +140,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
-    let store = portcullis_store::Location::parse(args.store.as_deref(), &data_dir)
+    // `--store`, else `[store] url` of the configuration, else SQLite.
+    let (store, said_where) = match &args.store {
+        Some(s) => (Some(s.as_str()), "--store"),
+        None => (policy.store_url.as_deref(), "[store] url"),
+    };
+    let store = portcullis_store::Location::parse(store, &data_dir)
         .map_err(anyhow::Error::msg)
-        .context("--store")?;
+        .context(said_where)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -229,6 +229,8 @@ pub struct Layer {
     pub once_ttl_secs: Option<u64>,
     /// `[[server.users]]` (user, managed and explicit layers only).
     pub server_users: Vec<ServerUser>,
+    /// `[store] url` (user, managed and explicit layers only).
+    pub store_url: Option<String>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -314,6 +316,14 @@ pub const DEFAULT_ONCE_TTL_SECS: u64 = 600;
 /// takes to retry, at most a day (a once-grant is not a standing one).
 pub const ONCE_TTL_BOUNDS: std::ops::RangeInclusive<u64> = 10..=86_400;
 
+/// `[store]`: where `portcullis serve` keeps its state.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreToml {
+    /// `sqlite` (the default) or `postgres://USER@HOST[:PORT]/DB`.
+    url: Option<String>,
+}
+
 /// `[server]`: the approval server.
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -394,6 +404,8 @@ struct FileToml {
     confine: ConfineToml,
     #[serde(default)]
     approvals: ApprovalsToml,
+    #[serde(default)]
+    store: StoreToml,
     /// Rules a person allowed from a permission request and saved ("always"):
     /// portcullis appends one `[[approved]]` table per rule, so the rest of the
     /// file — its comments included — is never rewritten.
@@ -502,6 +514,14 @@ impl Layer {
                     message: format!("[[server.users]] name {:?}: {why}", u.name),
                 });
             }
+        }
+        if parsed.store.url.is_some() && kind == LayerKind::Project {
+            return Err(ConfigError::Invalid {
+                file: file.into(),
+                message: "[store] belongs in your own or the managed configuration: a project \
+                          cannot choose where grants and the audit log are kept"
+                    .into(),
+            });
         }
         let once_ttl_secs = parsed.approvals.once_ttl_secs;
         if let Some(t) = once_ttl_secs
@@ -636,6 +656,7 @@ impl Layer {
             confine_git_writes: parsed.confine.git_writes,
             once_ttl_secs,
             server_users,
+            store_url: parsed.store.url,
         })
     }
 
@@ -696,6 +717,7 @@ impl Layer {
             confine_git_writes: None,
             once_ttl_secs: None,
             server_users: Vec::new(),
+            store_url: None,
         })
     }
 }
@@ -736,6 +758,9 @@ pub struct Policy {
     /// The approval server's users (`[[server.users]]`; a higher layer's
     /// entry for a name replaces a lower one's).
     pub server_users: Vec<ServerUser>,
+    /// Where `portcullis serve` keeps its state (`[store] url`; the highest
+    /// layer that says wins; `None`: SQLite in the data directory).
+    pub store_url: Option<String>,
 }
 
 /// The approval server's default address.
@@ -775,6 +800,7 @@ impl Default for Policy {
             trusted_projects: Vec::new(),
             once_ttl_secs: DEFAULT_ONCE_TTL_SECS,
             server_users: Vec::new(),
+            store_url: None,
         }
     }
 }
@@ -824,6 +850,9 @@ impl Policy {
             }
             if let Some(addr) = &l.server_addr {
                 p.server_addr = addr.clone();
+            }
+            if let Some(url) = &l.store_url {
+                p.store_url = Some(url.clone());
             }
             if let Some(c) = l.confine {
                 p.confine = c;
@@ -1033,6 +1062,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("[secrets]"), "{err}");
+    }
+
+    #[test]
+    fn the_store_is_chosen_by_people_not_projects() {
+        let at = |url: &str| format!("[store]\nurl = \"{url}\"\n");
+        let user = Layer::from_toml(LayerKind::User, "u.toml", &at("postgres://u@h/a")).unwrap();
+        assert_eq!(user.store_url.as_deref(), Some("postgres://u@h/a"));
+        let managed =
+            Layer::from_toml(LayerKind::Managed, "m.toml", &at("postgres://u@team/db")).unwrap();
+        let p = Policy::from_layers(vec![managed, user.clone()]);
+        assert_eq!(p.store_url.as_deref(), Some("postgres://u@team/db"));
+        assert_eq!(
+            Policy::from_layers(vec![user]).store_url.as_deref(),
+            Some("postgres://u@h/a")
+        );
+        assert_eq!(Policy::default().store_url, None);
+        let e = Layer::from_toml(LayerKind::Project, "p.toml", &at("postgres://evil@h/x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a project cannot choose where grants"), "{e}");
+        let e = Layer::from_toml(LayerKind::User, "u.toml", "[store]\npath = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("path"), "{e}");
     }
 
     #[test]

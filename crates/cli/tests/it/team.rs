@@ -37,8 +37,13 @@ struct Team {
 
 impl Team {
     fn start(url: &str, replicas: usize) -> Team {
+        // The first replica is told by `--store`, the others by `[store] url`
+        // in their configuration.
         let replicas: Vec<Served> = (0..replicas)
-            .map(|_| Served::start_opts(|_| String::new(), &["--store", url], None))
+            .map(|i| match i {
+                0 => Served::start_opts(|_| String::new(), &["--store", url], None),
+                _ => Served::start_with(|_| format!("[store]\nurl = \"{url}\"\n")),
+            })
             .collect();
         let a = &replicas[0];
         let (status, _, text) = a.request(
