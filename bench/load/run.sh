@@ -7,8 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs="${1:-20}"
 conns="${2:-16}"
-cargo build --release --locked -p portcullis >/dev/null
-bin="$PWD/target/release/portcullis"
+# PORTCULLIS_BIN: another build to measure (an older commit's, to compare).
+bin="${PORTCULLIS_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --locked -p portcullis >/dev/null
+  # The build lands in target/<triple>/release (.cargo/config.toml names the target).
+  for bin in "$PWD"/target/*-linux-*/release/portcullis "$PWD"/target/release/portcullis; do
+    [ -x "$bin" ] && break
+  done
+fi
 root="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$root"' EXIT
 mkdir -p "$root/work/.git" "$root/work/src" "$root/home"
