@@ -444,14 +444,10 @@ pub(crate) fn request_for(
     // agent cannot ask for a wider scope than the person who started it —
     // nor through a child it registers (a child's eligibility is within its
     // ancestors'), so the whole chain counts.
-    let kind = store.session(session)?.map(|s| s.kind);
-    let unattended =
-        |k: Option<AgentKind>| matches!(k, Some(AgentKind::Background | AgentKind::Scheduled));
-    let chain_unattended = unattended(kind)
-        || store
-            .ancestors(session)?
-            .iter()
-            .any(|a| unattended(Some(a.kind)));
+    let chain_unattended = store
+        .lineage(session)?
+        .iter()
+        .any(|s| matches!(s.kind, AgentKind::Background | AgentKind::Scheduled));
     if chain_unattended && !reads_only {
         return Ok(None);
     }

@@ -677,7 +677,9 @@ impl<F: PathFacts> Engine<F> {
             return Ok((SessionStatus::None, Vec::new()));
         };
         let store = self.stored("resolving a session")?;
-        let Some(session) = store.session(id)? else {
+        // The session and its ancestors in one read.
+        let mut lineage = store.lineage(id)?.into_iter();
+        let Some(session) = lineage.next() else {
             return Ok((SessionStatus::Unknown, Vec::new()));
         };
         if !session.is_active(now) {
@@ -693,7 +695,7 @@ impl<F: PathFacts> Engine<F> {
             }
         }
         let mut chain = vec![session.id.clone()];
-        for a in store.ancestors(id)? {
+        for a in lineage {
             if !a.is_active(now) {
                 break;
             }

@@ -151,17 +151,28 @@ impl Store {
             });
         }
         let tx = self.immediate("lock the database to append to the audit log")?;
-        let (last_id, prev_hash) = self
-            .row(
-                "read the last audit row",
-                "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
-                &[],
-                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
-            )?
-            .unwrap_or((0, GENESIS_HASH.to_owned()));
+        // The last row and the largest id ever used, in one read.
+        let (last, sequence): (Option<(i64, String)>, Option<i64>) = self.returned(
+            "read the last audit row",
+            &format!(
+                "SELECT (SELECT id FROM audit ORDER BY id DESC LIMIT 1),
+                        (SELECT hash FROM audit ORDER BY id DESC LIMIT 1),
+                        ({})",
+                self.audit_sequence_sql()
+            ),
+            &[],
+            |r| {
+                let last = match (r.get::<Option<i64>>(0)?, r.get::<Option<String>>(1)?) {
+                    (Some(id), Some(hash)) => Some((id, hash)),
+                    _ => None,
+                };
+                Ok((last, r.get(2)?))
+            },
+        )?;
+        let (last_id, prev_hash) = last.unwrap_or((0, GENESIS_HASH.to_owned()));
         // The next id AUTOINCREMENT would give: never reuses the id of a row
         // deleted from the end, so such a deletion shows as a gap.
-        let id = self.audit_sequence()?.unwrap_or(0).max(last_id) + 1;
+        let id = sequence.unwrap_or(0).max(last_id) + 1;
         let mut row = RawRow {
             id,
             at: now,
@@ -300,11 +311,19 @@ impl Store {
     /// The largest audit id ever used: SQLite's AUTOINCREMENT counter, or
     /// PostgreSQL's chain head (kept by a trigger in the appending transaction).
     fn audit_sequence(&self) -> Result<Option<i64>> {
-        let sql = match self.dialect() {
+        self.row(
+            "read the audit sequence",
+            self.audit_sequence_sql(),
+            &[],
+            |r| r.get(0),
+        )
+    }
+
+    fn audit_sequence_sql(&self) -> &'static str {
+        match self.dialect() {
             Dialect::Sqlite => "SELECT seq FROM sqlite_sequence WHERE name = 'audit'",
             Dialect::Postgres => "SELECT seq FROM audit_head",
-        };
-        self.row("read the audit sequence", sql, &[], |r| r.get(0))
+        }
     }
 
     /// Rows read back: the stored text parsed. A kind, verdict or detail that

@@ -15,6 +15,13 @@ const SESSION_COLS: &str =
 /// The longest session id accepted, in bytes.
 pub const MAX_SESSION_ID: usize = 200;
 
+/// [`SESSION_COLS`] of the `s` in [`Store::lineage`]'s join.
+const LINEAGE_COLS: &str =
+    "s.id, s.agent, s.cwd, s.parent, s.kind, s.workflow, s.created_at, s.expires_at, s.revoked_at";
+
+/// How many generations [`Store::lineage`] follows at most.
+const MAX_LINEAGE: usize = 64;
+
 fn session_from_row(r: &Row) -> rusqlite::Result<Session> {
     Ok(Session {
         id: r.get(0)?,
@@ -218,20 +225,38 @@ impl Store {
     /// Empty for an unknown or root session. Stops at a cycle (which only a
     /// hand-edited database can hold).
     pub fn ancestors(&self, id: &str) -> Result<Vec<Session>> {
-        let mut seen = HashSet::from([id.to_owned()]);
-        let mut out = Vec::new();
-        let mut next = self.load_session(id)?.and_then(|s| s.parent);
-        while let Some(parent) = next {
-            if !seen.insert(parent.clone()) {
-                break;
-            }
-            let Some(session) = self.load_session(&parent)? else {
-                break;
-            };
-            next = session.parent.clone();
-            out.push(session);
+        let mut lineage = self.lineage(id)?;
+        if !lineage.is_empty() {
+            lineage.remove(0);
         }
-        Ok(out)
+        Ok(lineage)
+    }
+
+    /// The session followed by its parent, grandparent … up to the root,
+    /// in one query; empty for an unknown session. Stops at a cycle (which
+    /// only a hand-edited database can hold).
+    pub fn lineage(&self, id: &str) -> Result<Vec<Session>> {
+        // The depth bound ends a cycle's recursion; `seen` drops its repeats.
+        let sql = format!(
+            "WITH RECURSIVE chain(id, parent, depth) AS (
+                 SELECT id, parent, 0 FROM sessions WHERE id = ?1
+                 UNION ALL
+                 SELECT s.id, s.parent, c.depth + 1 FROM sessions s JOIN chain c ON s.id = c.parent
+                 WHERE c.depth < {MAX_LINEAGE}
+             )
+             SELECT {LINEAGE_COLS} FROM sessions s JOIN chain c ON s.id = c.id ORDER BY c.depth"
+        );
+        let rows = self.rows(
+            "read a session and its ancestors",
+            &sql,
+            params![id],
+            session_from_row,
+        )?;
+        let mut seen = HashSet::new();
+        Ok(rows
+            .into_iter()
+            .take_while(|s| seen.insert(s.id.clone()))
+            .collect())
     }
 
     pub(crate) fn load_session(&self, id: &str) -> Result<Option<Session>> {

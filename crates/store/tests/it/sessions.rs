@@ -286,7 +286,25 @@ fn principal_rules() {
     assert!(invalid(other).contains("cannot join workflow `wf-2`"));
 }
 
+#[test]
+fn lineage_is_the_session_then_its_ancestors_nearest_first() {
+    let (_dir, store) = support::store();
+    store.register_session(&main_session("root")).unwrap();
+    store
+        .register_session(&support::child("mid", "root", AgentKind::Subagent))
+        .unwrap();
+    store
+        .register_session(&support::child("leaf", "mid", AgentKind::Subagent))
+        .unwrap();
+    let ids = |v: Vec<portcullis_store::Session>| v.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(ids(store.lineage("leaf").unwrap()), ["leaf", "mid", "root"]);
+    assert_eq!(ids(store.lineage("root").unwrap()), ["root"]);
+    assert!(store.lineage("nobody").unwrap().is_empty());
+    assert_eq!(ids(store.ancestors("leaf").unwrap()), ["mid", "root"]);
+}
+
 crate::also_on_postgres!(
+    lineage_is_the_session_then_its_ancestors_nearest_first,
     a_duplicate_id_is_refused,
     ensure_session_registers_once_and_never_changes_an_existing_session,
     ensure_session_validates_a_new_session,
