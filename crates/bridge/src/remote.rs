@@ -40,7 +40,7 @@ impl Remote {
     }
 
     /// The client that talks to this server.
-    pub(crate) fn client(&self) -> Result<reqwest::Client, BridgeError> {
+    pub fn client(&self) -> Result<reqwest::Client, BridgeError> {
         let refuse = |message: String| BridgeError::Remote {
             url: self.url.clone(),
             message,

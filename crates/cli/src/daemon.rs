@@ -22,6 +22,7 @@ mod agent_process;
 mod agent_rules;
 mod bridge_cmd;
 mod config_files;
+mod device_cmd;
 mod exit;
 // Shared with the `portcullis` binary (the hook), which uses the other part of it.
 #[allow(dead_code)]
@@ -55,6 +56,9 @@ enum Commands {
     Serve(serve::ServeArgs),
     /// Run an MCP server behind portcullis: `mcp-bridge --name NAME -- CMD ARGS…`.
     McpBridge(bridge_cmd::BridgeArgs),
+    /// This machine's credential with a team server: enroll, show.
+    #[command(subcommand)]
+    Device(device_cmd::DeviceCmd),
     /// The store: `store migrate --store postgres://…`.
     #[command(subcommand)]
     Store(store_cmd::StoreCmd),
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Commands::Serve(args) => serve::run(&args),
         Commands::McpBridge(args) => bridge_cmd::bridge(&args),
         Commands::Store(cmd) => store_cmd::run(&cmd),
+        Commands::Device(cmd) => device_cmd::run(&cmd),
     };
     exit::report(result)
 }

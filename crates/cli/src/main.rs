@@ -85,6 +85,13 @@ enum Commands {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// This machine's credential with a team server: `portcullis device enroll --server URL`
+    /// (your login token on standard input), `device show`. Runs `portcullis-daemon device`.
+    #[command(disable_help_flag = true)]
+    Device {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// The store: `portcullis store migrate [--store postgres://USER@HOST/DB]` applies
     /// the schema migrations. Runs `portcullis-daemon store`.
     #[command(disable_help_flag = true)]
@@ -156,6 +163,7 @@ fn main() -> ExitCode {
         Commands::Serve { args } => return daemon("serve", &args),
         Commands::McpBridge { args } => return daemon("mcp-bridge", &args),
         Commands::Store { args } => return daemon("store", &args),
+        Commands::Device { args } => return daemon("device", &args),
         Commands::Run(args) => return run::main(&args),
         Commands::Mcp(cmd) => mcp::run(&cmd),
         Commands::Sessions(cmd) => state::sessions(&cmd),

@@ -83,6 +83,40 @@ pub fn revoke_grant(store: &Store, id: i64, by: &str, now: i64) -> Result<bool, 
     Ok(revoked)
 }
 
+/// Enrols a device with the team server for `by` (a person): the device
+/// and its credential (shown once), audited.
+pub fn enroll_device(
+    store: &Store,
+    name: &str,
+    by: &str,
+    now: i64,
+) -> Result<(portcullis_store::Device, String), StoreError> {
+    let enrolled = store.enroll_device(name, by, now)?;
+    record(
+        store,
+        AuditKind::DeviceEnrolled,
+        None,
+        serde_json::json!({"device": name, "by": by}),
+        now,
+    )?;
+    Ok(enrolled)
+}
+
+/// Revokes a device's credential; `false` when there was no active one.
+pub fn revoke_device(store: &Store, name: &str, by: &str, now: i64) -> Result<bool, StoreError> {
+    let revoked = store.revoke_device(name, now)?;
+    if revoked {
+        record(
+            store,
+            AuditKind::DeviceRevoked,
+            None,
+            serde_json::json!({"device": name, "by": by}),
+            now,
+        )?;
+    }
+    Ok(revoked)
+}
+
 /// Registers a session (a person, or a session registering its child):
 /// answers its token, shown once.
 pub fn register_session(store: &Store, s: &NewSession, now: i64) -> Result<Registered, StoreError> {

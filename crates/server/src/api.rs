@@ -87,6 +87,9 @@ pub struct DecideBody {
     session: Option<String>,
 }
 
+/// The header that carries a device's credential (`portcullis device enroll`).
+pub const DEVICE_HEADER: &str = "x-portcullis-device";
+
 pub(crate) async fn decide(
     state: Shared,
     headers: HeaderMap,
@@ -127,6 +130,22 @@ async fn run_decide(
             })
         })
         .transpose()?;
+    // A machine enrolled with a team server names itself by its credential:
+    // one that is unknown or revoked is refused outright.
+    if let Some(device) = headers.get(DEVICE_HEADER) {
+        let token = device.to_str().unwrap_or_default().to_owned();
+        let known = state
+            .with_store(move |s| s.device_for_token(&token))
+            .await??;
+        if known.is_none() {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unknown-device",
+                "this device's credential is unknown or revoked: a person enrols it again \
+                 (`portcullis device enroll`)",
+            ));
+        }
+    }
     let bearer = crate::auth::bearer(headers);
     // The person's token stands for every session; else the bearer must be
     // the session's own token for its grants to apply.
@@ -430,6 +449,53 @@ pub(crate) async fn revoke_grant(
         return Err(ApiError::not_found(format!("no active grant #{id}")));
     }
     Ok(Json(json!({"revoked": id})).into_response())
+}
+
+// ----- Devices (a team server's machines) -----------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DeviceBody {
+    name: String,
+}
+
+/// A person enrols a machine: its credential, shown once, is good for
+/// asking decisions only.
+pub(crate) async fn enroll_device(
+    state: Shared,
+    Extension(person): Extension<Login>,
+    Body(b): Body<DeviceBody>,
+) -> AppResult<Response> {
+    let by = person.approver();
+    let (device, token) = state
+        .with_store(move |s| portcullis_engine::actions::enroll_device(s, &b.name, &by, unix_now()))
+        .await??;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"device": device, "token": token})),
+    )
+        .into_response())
+}
+
+pub(crate) async fn list_devices(state: Shared) -> AppResult<Response> {
+    let devices = state.with_store(|s| s.devices()).await??;
+    Ok(Json(devices).into_response())
+}
+
+pub(crate) async fn revoke_device(
+    state: Shared,
+    Extension(person): Extension<Login>,
+    P(name): P<String>,
+) -> AppResult<Response> {
+    let by = person.approver();
+    let gone = name.clone();
+    let revoked = state
+        .with_store(move |s| portcullis_engine::actions::revoke_device(s, &gone, &by, unix_now()))
+        .await??;
+    if !revoked {
+        return Err(ApiError::not_found(format!("no active device `{name}`")));
+    }
+    Ok(Json(json!({"revoked": name})).into_response())
 }
 
 // ----- MCP tool definition pins ---------------------------------------------

@@ -108,9 +108,10 @@ impl From<StoreError> for ApiError {
             ),
             E::NotEligible { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "not-eligible"),
             E::InactiveSession { .. } => (StatusCode::CONFLICT, "inactive-session"),
-            E::InvalidRequest { .. } | E::InvalidSession { .. } | E::InvalidGrant { .. } => {
-                (StatusCode::UNPROCESSABLE_ENTITY, "invalid")
-            }
+            E::InvalidRequest { .. }
+            | E::InvalidSession { .. }
+            | E::InvalidGrant { .. }
+            | E::InvalidDevice { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
             E::AlreadyExists { .. } => (StatusCode::CONFLICT, "already-exists"),
             E::UnknownSession { .. } => (StatusCode::NOT_FOUND, "unknown-session"),
             _ => (StatusCode::SERVICE_UNAVAILABLE, "store-error"),

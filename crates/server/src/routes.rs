@@ -92,6 +92,12 @@ pub fn table() -> Vec<(Route, Handler)> {
             r("DELETE", "/v1/grants/{id}", Person),
             delete(api::revoke_grant),
         ),
+        (r("GET", "/v1/devices", Person), get(api::list_devices)),
+        (r("POST", "/v1/devices", Person), post(api::enroll_device)),
+        (
+            r("DELETE", "/v1/devices/{name}", Person),
+            delete(api::revoke_device),
+        ),
         (r("GET", "/v1/pins", Person), get(api::list_pins)),
         (
             r("POST", "/v1/pins/resolve", Person),

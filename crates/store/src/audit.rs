@@ -228,10 +228,10 @@ impl Store {
     pub fn audit_query(&self, f: &AuditFilter) -> Result<Vec<AuditRow>> {
         let sql = format!(
             "SELECT {AUDIT_COLS} FROM audit
-             WHERE (?1 IS NULL OR lower(session) = lower(?1))
-               AND (?2 IS NULL OR lower(verdict) = lower(?2))
-               AND (?3 IS NULL OR lower(tool) = lower(?3))
-               AND (?4 IS NULL OR lower(kind) = lower(?4))
+             WHERE (CAST(?1 AS TEXT) IS NULL OR lower(session) = lower(CAST(?1 AS TEXT)))
+               AND (CAST(?2 AS TEXT) IS NULL OR lower(verdict) = lower(CAST(?2 AS TEXT)))
+               AND (CAST(?3 AS TEXT) IS NULL OR lower(tool) = lower(CAST(?3 AS TEXT)))
+               AND (CAST(?4 AS TEXT) IS NULL OR lower(kind) = lower(CAST(?4 AS TEXT)))
                AND (CAST(?5 AS BIGINT) IS NULL OR at >= ?5)
                AND (CAST(?6 AS BIGINT) IS NULL OR at <= ?6)
                AND (CAST(?7 AS BIGINT) IS NULL OR id < ?7)

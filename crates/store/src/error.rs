@@ -84,6 +84,14 @@ pub enum StoreError {
         /// Which rule it breaks.
         why: String,
     },
+    /// A device that cannot be enrolled (a bad or taken name).
+    #[error("cannot enrol device `{name}`: {why}")]
+    InvalidDevice {
+        /// The device name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A device grant (or a device resolution) for an operation other than read.
     #[error(
         "a device grant allows reads only, not `{op}`: grant `{op}` once or for the session instead"

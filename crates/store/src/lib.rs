@@ -33,6 +33,8 @@
 
 mod audit;
 mod db;
+mod device_credential;
+mod devices;
 mod error;
 mod grants;
 mod links;
@@ -55,6 +57,10 @@ use rusqlite::{Connection, OpenFlags};
 pub use db::{DbError, Dialect};
 
 pub use audit::{AuditFilter, GENESIS_HASH, MAX_AUDIT_PAGE, MAX_DETAIL_BYTES};
+pub use device_credential::{
+    DEVICE_FILE, DeviceCredential, load_device_credential, save_device_credential,
+};
+pub use devices::{DEVICE_TOKEN_PREFIX, Device, MAX_DEVICE_NAME};
 pub use error::{Result, StoreError};
 pub use links::{CALL_LINK_TTL_SECS, CallLink, LinkedSession, ProcessId};
 pub use requests::{ONCE_GRANT_TTL_SECS, REQUEST_IDLE_SECS};

@@ -370,6 +370,30 @@ ALTER TABLE requests ADD COLUMN once_ttl_secs INTEGER;
 ALTER TABLE requests ADD COLUMN once_ttl_secs BIGINT;
 "#,
     },
+    Migration {
+        version: 7,
+        name: "devices enrolled with a team server",
+        sql: r#"
+-- The machines a person enrolled with a team server: a credential (its
+-- BLAKE3 hash) good for asking decisions only. A name is never reused.
+CREATE TABLE devices (
+    name         TEXT PRIMARY KEY NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    enrolled_by  TEXT NOT NULL CHECK (enrolled_by <> ''),
+    created_at   INTEGER NOT NULL,
+    revoked_at   INTEGER
+) STRICT;
+"#,
+        postgres: r#"
+CREATE TABLE devices (
+    name         TEXT PRIMARY KEY NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    enrolled_by  TEXT NOT NULL CHECK (enrolled_by <> ''),
+    created_at   BIGINT NOT NULL,
+    revoked_at   BIGINT
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

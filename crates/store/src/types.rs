@@ -566,6 +566,10 @@ word_enum! {
         ToolApproved => "tool-approved",
         /// A person rejected a pending MCP tool definition.
         ToolRejected => "tool-rejected",
+        /// A person enrolled a device with the team server.
+        DeviceEnrolled => "device-enrolled",
+        /// A person revoked a device's credential.
+        DeviceRevoked => "device-revoked",
     }
 }
 
@@ -674,6 +678,8 @@ mod tests {
             "tool-withheld",
             "tool-approved",
             "tool-rejected",
+            "device-enrolled",
+            "device-revoked",
         ];
         assert_eq!(AuditKind::ALL.len(), old.len(), "a kind added or removed");
         for (k, word) in AuditKind::ALL.iter().zip(old) {

@@ -317,7 +317,8 @@ fn a_replica_refuses_a_database_with_a_newer_schema() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{said}");
-    assert!(said.contains("schema version 7"), "{said}");
+    let newer = portcullis_store::schema::current_version() + 1;
+    assert!(said.contains(&format!("schema version {newer}")), "{said}");
     assert!(said.contains("upgrade portcullis"), "{said}");
 }
 
@@ -369,4 +370,133 @@ fn a_request_raised_through_one_replica_appears_live_in_the_others_event_stream(
     // ... and A's approval of it.
     team.allow_once(0, id);
     next_event(&mut on_b, "request-resolved", &format!("\"id\":{id}"));
+}
+
+/// `portcullis device …` for the machine whose data directory is `data`.
+fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .arg("device")
+        .args(args)
+        .env("PORTCULLIS_DATA_DIR", data)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn devices_are_enrolled_by_a_person_and_their_credential_only_asks() {
+    use std::os::unix::fs::PermissionsExt;
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let s = &team.replicas[0];
+    let server = format!("http://127.0.0.1:{}", s.port);
+    let machines = tempfile::tempdir().unwrap();
+    let (a, b) = (machines.path().join("a"), machines.path().join("b"));
+
+    // Without the person's token, or with a wrong one, nothing is enrolled.
+    let refused = device(
+        &a,
+        &["enroll", "--server", &server, "--name", "laptop-a"],
+        "nope\n",
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains(&server), "{said}");
+    assert!(!a.join("device.json").exists());
+    // Two machines, each enrolled by the person.
+    for (dir, name) in [(&a, "laptop-a"), (&b, "laptop-b")] {
+        let out = device(
+            dir,
+            &["enroll", "--server", &server, "--name", name],
+            &s.token,
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains(name), "{said}");
+        let file = dir.join("device.json");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+        let shown = device(dir, &["show"], "");
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.contains(name) && !shown.contains("pcd_"), "{shown}");
+    }
+    let credential = |dir: &Path| {
+        let c: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("device.json")).unwrap())
+                .unwrap();
+        c["token"].as_str().unwrap().to_owned()
+    };
+    let (token_a, token_b) = (credential(&a), credential(&b));
+    // The same name again is refused.
+    let again = device(
+        &b,
+        &["enroll", "--server", &server, "--name", "laptop-a"],
+        &s.token,
+    );
+    assert!(!again.status.success());
+
+    let ask = |token: &str| {
+        let call = json!({"tool": "Bash", "origin": "core", "input": {"command": "git status"}, "cwd": s.work}).to_string();
+        http(
+            s.port,
+            "POST",
+            "/v1/decide",
+            &[("X-Portcullis-Device", token)],
+            Some(&call),
+        )
+    };
+    assert_eq!(ask(&token_a).0, 200);
+    assert_eq!(ask(&token_b).0, 200);
+    let (status, _, text) = ask("pcd_0000");
+    assert_eq!(status, 401, "{text}");
+    assert!(text.contains("unknown-device"), "{text}");
+    // A credential asks; it never lists, resolves or enrols.
+    for (method, path, payload) in [
+        ("GET", "/v1/requests", None),
+        ("GET", "/v1/devices", None),
+        (
+            "POST",
+            "/v1/requests/1/resolve",
+            Some(r#"{"scope":"device"}"#),
+        ),
+        ("POST", "/v1/devices", Some(r#"{"name":"sneaky"}"#)),
+    ] {
+        let bearer = format!("Bearer {token_a}");
+        let (status, _, text) = s.request(method, path, &[("Authorization", &bearer)], payload);
+        assert_eq!(
+            status, 401,
+            "{method} {path} with a device credential: {text}"
+        );
+    }
+    // Revoked by the person: that machine's credential stops; the other's goes on.
+    let listed = team.person(0, "GET", "/v1/devices", None);
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    team.person(0, "DELETE", "/v1/devices/laptop-a", None);
+    assert_eq!(ask(&token_a).0, 401);
+    assert_eq!(ask(&token_b).0, 200);
+    // Both enrolments and the revocation are in the audit log, with who did them.
+    let audit = team.person(0, "GET", "/v1/audit?kind=device-enrolled", None);
+    assert_eq!(audit["rows"].as_array().unwrap().len(), 2, "{audit}");
+    let revoked = team.person(0, "GET", "/v1/audit?kind=device-revoked", None);
+    assert_eq!(
+        revoked["rows"][0]["event"]["detail"]["device"], "laptop-a",
+        "{revoked}"
+    );
+    let by = &revoked["rows"][0]["event"]["detail"]["by"];
+    assert!(by.as_str().is_some_and(|b| !b.is_empty()), "{revoked}");
+    assert_eq!(by, &audit["rows"][0]["event"]["detail"]["by"], "{audit}");
 }

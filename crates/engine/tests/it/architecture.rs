@@ -45,6 +45,8 @@ const STORE_WRITES: &[&str] = &[
     "revoke_session",
     "revoke_session_at",
     "issue_token",
+    "enroll_device",
+    "revoke_device",
 ];
 
 /// The policy's judgement: only the engine calls it.

@@ -38,9 +38,10 @@ pub enum DbError {
     /// SQLite's error, or a value that does not convert.
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    /// PostgreSQL's error (connection lost, serialisation, constraint …).
+    /// PostgreSQL's error (connection lost, serialisation, constraint …),
+    /// with the server's own message where it sent one.
     #[cfg(feature = "postgres")]
-    #[error(transparent)]
+    #[error("{}", postgres_message(.0))]
     Postgres(#[from] ::postgres::Error),
     /// The connection was already closed (the store is being dropped).
     #[error("the connection is closed")]
@@ -53,6 +54,19 @@ pub enum DbError {
         /// The type's name.
         ty: String,
     },
+}
+
+/// The server's message (`column "x" does not exist`) where there is one;
+/// the client's own words ("db error", "connection closed") hide it.
+#[cfg(feature = "postgres")]
+fn postgres_message(e: &::postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
+    }
 }
 
 impl DbError {

@@ -331,6 +331,58 @@ fn an_unknown_stored_kind_or_verdict_is_an_edit_and_a_clear_read_error() {
     }
 }
 
+#[test]
+fn queries_filter_by_each_field_newest_first() {
+    let (_dir, store) = support::store();
+    for i in 1..=ROWS {
+        store.append_audit(&event(i), 100 + i).unwrap();
+    }
+    let ids = |f: portcullis_store::AuditFilter| -> Vec<i64> {
+        store
+            .audit_query(&f)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    let all = || portcullis_store::AuditFilter {
+        limit: 100,
+        ..Default::default()
+    };
+    assert_eq!(ids(all()), (1..=ROWS).rev().collect::<Vec<_>>());
+    // Sessions s0, s1, s2 in turn (i % 3); matched without regard to case.
+    let s1 = ids(portcullis_store::AuditFilter {
+        session: Some("S1".into()),
+        ..all()
+    });
+    assert_eq!(s1, [10, 7, 4, 1]);
+    let denied = ids(portcullis_store::AuditFilter {
+        verdict: Some("deny".into()),
+        ..all()
+    });
+    assert_eq!(denied, [9, 6, 3]);
+    let used = ids(portcullis_store::AuditFilter {
+        kind: Some("grant-used".into()),
+        tool: Some("bash".into()),
+        ..all()
+    });
+    assert_eq!(used, [9, 7, 5, 3, 1]);
+    let window = ids(portcullis_store::AuditFilter {
+        since: Some(103),
+        until: Some(106),
+        before: Some(6),
+        limit: 2,
+        ..Default::default()
+    });
+    assert_eq!(window, [5, 4]);
+    let tail: Vec<i64> = store.audit_tail(3).unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(tail, [8, 9, 10]);
+}
+
 // The tamper tests edit the SQLite file directly; PostgreSQL's are in
 // `on_postgres_tampering` below.
-crate::also_on_postgres!(rows_chain_from_genesis, audit_events_are_checked);
+crate::also_on_postgres!(
+    rows_chain_from_genesis,
+    audit_events_are_checked,
+    queries_filter_by_each_field_newest_first,
+);

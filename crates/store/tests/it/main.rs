@@ -17,6 +17,7 @@ mod audit;
 mod batch;
 mod concurrency;
 mod crash;
+mod devices;
 mod grants;
 mod open;
 mod pins;
