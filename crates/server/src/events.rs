@@ -27,6 +27,10 @@ use crate::metrics::Metrics;
 /// How often the watcher looks at the store.
 pub const POLL: Duration = Duration::from_millis(150);
 
+/// The shortest time between two looks at the store, when changes are
+/// announced faster than that.
+const MIN_LOOK: Duration = Duration::from_millis(20);
+
 /// How often the watcher closes stale requests (an ended session's, or
 /// those nothing asked for again in [`portcullis_store::REQUEST_IDLE_SECS`]).
 pub const EXPIRE_EVERY: Duration = Duration::from_secs(5);
@@ -84,7 +88,15 @@ pub fn watch(
             let mut expired = Instant::now();
             let mut said_not_ready = false;
             while !stopped.load(Relaxed) {
-                std::thread::sleep(POLL);
+                // Woken at once by a change on PostgreSQL; SQLite only polls.
+                // At most one look per MIN_LOOK, however busy the store.
+                let started = Instant::now();
+                if store.wait_for_change(POLL).is_err() {
+                    std::thread::sleep(POLL);
+                }
+                if let Some(rest) = MIN_LOOK.checked_sub(started.elapsed()) {
+                    std::thread::sleep(rest);
+                }
                 if checked.elapsed() >= check_every {
                     checked = Instant::now();
                     // A fresh connection: it reads the file, not pages this

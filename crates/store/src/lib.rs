@@ -324,6 +324,15 @@ impl Store {
         self.value("read the data version", sql, &[])
     }
 
+    /// Waits up to `timeout` for another connection to commit a change:
+    /// at once on PostgreSQL (`LISTEN`/`NOTIFY`), the whole time on SQLite,
+    /// which cannot tell (poll [`Store::data_version`] after either).
+    pub fn wait_for_change(&self, timeout: Duration) -> Result<()> {
+        self.db
+            .wait_for_change(timeout)
+            .map_err(self.sql("wait for a change"))
+    }
+
     /// The database file (on PostgreSQL, its address without a password).
     pub fn path(&self) -> &Path {
         &self.path

@@ -394,6 +394,32 @@ CREATE TABLE devices (
 );
 "#,
     },
+    Migration {
+        version: 8,
+        name: "changes announced to listening replicas",
+        // SQLite has no listeners: its readers poll `data_version`.
+        sql: "",
+        postgres: r#"
+-- A change to what people see (sessions, requests, grants, pins) is
+-- announced on `portcullis_changes` as well as counted, so a replica's event
+-- stream hears another replica's commit at once. Audit rows (one per
+-- decision) are only counted: nobody's view waits on them.
+CREATE FUNCTION changes_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE changes SET n = n + 1;
+    RETURN NULL;
+END $$;
+DROP TRIGGER audit_changed ON audit;
+CREATE TRIGGER audit_changed AFTER INSERT ON audit
+    FOR EACH STATEMENT EXECUTE FUNCTION changes_count();
+CREATE OR REPLACE FUNCTION changes_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE changes SET n = n + 1;
+    PERFORM pg_notify('portcullis_changes', '');
+    RETURN NULL;
+END $$;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -132,6 +132,10 @@ pub(crate) trait Conn: Send {
     /// The SQLite connection, for what only SQLite has (integrity checks,
     /// `data_version`); `None` on PostgreSQL.
     fn sqlite(&self) -> Option<&rusqlite::Connection>;
+    /// Waits up to `timeout` for another connection to commit a change:
+    /// PostgreSQL is told (`LISTEN`/`NOTIFY`), so it returns at once; SQLite
+    /// has no such signal, so it waits the whole time (callers poll).
+    fn wait_for_change(&self, timeout: std::time::Duration) -> Result<(), DbError>;
 }
 
 /// A parameter's value, as SQLite would bind it.

@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
 use std::error::Error;
 
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 use rusqlite::types::Value;
@@ -21,6 +22,9 @@ use super::{Conn, DbError, Dialect, Params, Row, value_of};
 /// SQLite's single write lock serialises them. ("portcull" in ASCII.)
 pub(crate) const WRITE_LOCK: i64 = 0x706f_7274_6375_6c6c;
 
+/// The channel a change is announced on (by the `changes_bump` trigger).
+pub(crate) const CHANGES_CHANNEL: &str = "portcullis_changes";
+
 /// One PostgreSQL connection.
 pub(crate) struct Postgres {
     url: String,
@@ -28,6 +32,8 @@ pub(crate) struct Postgres {
     client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
     in_tx: Cell<bool>,
+    /// Whether this connection has said `LISTEN` (a new connection has not).
+    listening: Cell<bool>,
 }
 
 impl Postgres {
@@ -40,6 +46,7 @@ impl Postgres {
             client: RefCell::new(Some(client)),
             statements: RefCell::new(HashMap::new()),
             in_tx: Cell::new(false),
+            listening: Cell::new(false),
         })
     }
 
@@ -53,6 +60,7 @@ impl Postgres {
         if let Some(lost) = self.client.borrow_mut().replace(client) {
             close_aside(lost);
         }
+        self.listening.set(false);
         self.statements.borrow_mut().clear();
         Ok(())
     }
@@ -276,6 +284,27 @@ impl Conn for Postgres {
 
     fn sqlite(&self) -> Option<&rusqlite::Connection> {
         None
+    }
+
+    fn wait_for_change(&self, timeout: std::time::Duration) -> Result<(), DbError> {
+        if !self.listening.get() {
+            self.execute_batch(&format!("LISTEN {CHANGES_CHANNEL}"))?;
+            self.listening.set(true);
+        }
+        let mut client = self.client()?;
+        let mut notifications = client.notifications();
+        // Everything already told, then the first new word or the timeout.
+        let mut told = false;
+        {
+            let mut pending = notifications.iter();
+            while pending.next()?.is_some() {
+                told = true;
+            }
+        }
+        if !told {
+            notifications.timeout_iter(timeout).next()?;
+        }
+        Ok(())
     }
 }
 

@@ -64,4 +64,9 @@ impl Conn for Sqlite {
     fn sqlite(&self) -> Option<&Connection> {
         Some(&self.conn)
     }
+
+    fn wait_for_change(&self, timeout: std::time::Duration) -> Result<(), DbError> {
+        std::thread::sleep(timeout);
+        Ok(())
+    }
 }

@@ -208,3 +208,28 @@ fn an_unreachable_server_is_an_error_naming_it_without_its_password() {
     assert!(text.contains("127.0.0.1:1/nothing"), "{text}");
     assert!(!text.contains("s3cret"), "{text}");
 }
+
+#[test]
+fn a_waiting_connection_hears_another_s_change_at_once() {
+    let url = support::postgres::fresh_database();
+    let watcher = Store::connect(&url).unwrap();
+    let writer = Store::connect(&url).unwrap();
+    // The first wait starts listening; nothing changes meanwhile.
+    watcher
+        .wait_for_change(std::time::Duration::from_millis(10))
+        .unwrap();
+    let before = watcher.data_version().unwrap();
+    let change = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        writer.ensure_session(&main_session("s")).unwrap();
+    });
+    let started = std::time::Instant::now();
+    watcher
+        .wait_for_change(std::time::Duration::from_secs(30))
+        .unwrap();
+    let waited = started.elapsed();
+    change.join().unwrap();
+    // Told, not timed out: long before the 30 s it would otherwise wait.
+    assert!(waited < std::time::Duration::from_secs(15), "{waited:?}");
+    assert_ne!(watcher.data_version().unwrap(), before);
+}
