@@ -4,10 +4,10 @@
 //! passes an implementation of [`PathFacts`] — the `portcullis-paths` crate in
 //! production (it resolves symlinks and `..` for real), a lexical fake in tests.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a path lies relative to the configured scopes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Zone {
     /// Inside a workspace root (the call's project root, or a configured root): read and write.
@@ -20,7 +20,8 @@ pub enum Zone {
 }
 
 /// Everything the policy needs to know about one path.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PathFact {
     /// The path as written.
     pub raw: String,

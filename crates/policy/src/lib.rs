@@ -18,6 +18,7 @@ pub mod facts;
 pub mod hazards;
 pub mod mcp_name;
 pub mod reason;
+pub mod reported;
 pub mod risk;
 pub mod rules;
 pub mod skills;

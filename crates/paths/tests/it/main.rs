@@ -14,4 +14,5 @@
 mod confinement;
 mod foreign_repository;
 mod protected_config;
+mod reported;
 mod resolve;
