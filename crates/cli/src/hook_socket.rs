@@ -225,7 +225,10 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
                 Ok(DecisionThread {
                     decider,
                     runtime,
-                    judge: Arc::new(Judge { policy, facts }),
+                    judge: Arc::new(Judge {
+                        policy,
+                        facts: portcullis_server::JudgeFacts::Local(facts),
+                    }),
                 })
             },
         )

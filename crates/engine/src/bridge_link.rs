@@ -61,7 +61,7 @@ impl<F: PathFacts> Engine<F> {
         &self,
         sessions: &[portcullis_store::NewSession],
         policy: &Policy,
-        facts: &F,
+        facts: &dyn PathFacts,
         call: &ToolCall,
         ctx: &CallContext,
         to: &HandOff,

@@ -359,7 +359,7 @@ impl<F: PathFacts> Engine<F> {
         how: portcullis_store::Resolution,
         choice: &RuleChoice<'_>,
         policy: &Policy,
-        facts: &F,
+        facts: &dyn PathFacts,
     ) -> Result<Resolved, EngineError> {
         let RuleChoice {
             rule,
@@ -478,7 +478,7 @@ impl<F: PathFacts> Engine<F> {
         &self,
         sessions: &[portcullis_store::NewSession],
         policy: &Policy,
-        facts: &F,
+        facts: &dyn PathFacts,
         call: &ToolCall,
         ctx: &CallContext,
         now: i64,
@@ -495,7 +495,7 @@ impl<F: PathFacts> Engine<F> {
     pub fn decide_under(
         &self,
         policy: &Policy,
-        facts: &F,
+        facts: &dyn PathFacts,
         call: &ToolCall,
         ctx: &CallContext,
         now: i64,
@@ -650,7 +650,7 @@ impl<F: PathFacts> Engine<F> {
     fn policy_decision(
         &self,
         policy: &Policy,
-        facts: &F,
+        facts: &dyn PathFacts,
         call: &ToolCall,
         ctx: &CallContext,
     ) -> Decision {
@@ -723,7 +723,7 @@ fn shell_command<'c>(
 /// The paths a decision's effects name, as they resolve (symlinks followed),
 /// each once: what the audit row says was touched. Paths known only at run
 /// time are left out (they are in `effects` as written).
-fn canonical_paths<F: PathFacts>(d: &Decision, call: &ToolCall, facts: &F) -> Vec<String> {
+fn canonical_paths(d: &Decision, call: &ToolCall, facts: &dyn PathFacts) -> Vec<String> {
     use portcullis_policy::Effect;
     let mut out: Vec<String> = Vec::new();
     for e in &d.effects {

@@ -85,6 +85,10 @@ pub struct DecideBody {
     cwd: String,
     #[serde(default)]
     session: Option<String>,
+    /// The file-system facts of the device that made the call (an enrolled
+    /// device only): the call is judged with them, not with this machine's.
+    #[serde(default)]
+    facts: Option<portcullis_policy::reported::FactsReport>,
 }
 
 /// The header that carries a device's credential (`portcullis device enroll`).
@@ -132,11 +136,13 @@ async fn run_decide(
         .transpose()?;
     // A machine enrolled with a team server names itself by its credential:
     // one that is unknown or revoked is refused outright.
+    let mut from_device = false;
     if let Some(device) = headers.get(DEVICE_HEADER) {
         let token = device.to_str().unwrap_or_default().to_owned();
         let known = state
             .with_store(move |s| s.device_for_token(&token))
             .await??;
+        from_device = known.is_some();
         if known.is_none() {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -166,6 +172,23 @@ async fn run_decide(
         asked_in_agent: false,
         agent_link: None,
     };
+    // Facts about a file system other than this machine's: only from an
+    // enrolled device, and only as large as a call needs.
+    let reported = match body.facts {
+        None => None,
+        Some(_) if !from_device => {
+            return Err(ApiError::bad_request(
+                "facts-without-device",
+                "file-system facts are taken from an enrolled device only (X-Portcullis-Device)",
+            ));
+        }
+        Some(report) => {
+            report
+                .check()
+                .map_err(|why| ApiError::bad_request("bad-facts", why))?;
+            Some(portcullis_policy::reported::Reported::new(report))
+        }
+    };
     let call = ToolCall {
         tool: ToolRef {
             name: body.tool,
@@ -188,6 +211,13 @@ async fn run_decide(
             }))
             .into_response());
         }
+    };
+    let judge = match reported {
+        None => judge,
+        Some(facts) => Arc::new(crate::Judge {
+            policy: judge.policy.clone(),
+            facts: crate::JudgeFacts::Reported(facts),
+        }),
     };
     match state.decider.decide(judge, call, ctx).await {
         Ok(o) => {

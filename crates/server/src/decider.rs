@@ -306,7 +306,7 @@ mod tests {
         let decider = Decider::start(engine, health).unwrap();
         let judge = Arc::new(Judge {
             policy: Policy::default(),
-            facts: facts(),
+            facts: crate::JudgeFacts::Local(facts()),
         });
         let decide = |tool: &str| {
             decider.decide(

@@ -70,10 +70,48 @@ impl PolicySource for Policy {
     }
 }
 
-/// A policy with the path facts built from its workspace settings.
+/// A policy with the path facts a call is judged with.
 pub struct Judge {
     pub policy: Policy,
-    pub facts: FsPaths,
+    pub facts: JudgeFacts,
+}
+
+/// The file-system facts of a call: this machine's (built from the policy's
+/// workspace settings), or the ones an enrolled device reported with its
+/// call — the device's paths are not this machine's.
+pub enum JudgeFacts {
+    Local(FsPaths),
+    Reported(portcullis_policy::reported::Reported),
+}
+
+impl portcullis_policy::PathFacts for JudgeFacts {
+    fn resolve(&self, raw: &str, cwd: &str) -> portcullis_policy::PathFact {
+        match self {
+            JudgeFacts::Local(f) => f.resolve(raw, cwd),
+            JudgeFacts::Reported(f) => f.resolve(raw, cwd),
+        }
+    }
+
+    fn home(&self) -> &str {
+        match self {
+            JudgeFacts::Local(f) => f.home(),
+            JudgeFacts::Reported(f) => f.home(),
+        }
+    }
+
+    fn expand_glob(&self, pattern: &str, cwd: &str) -> Option<Vec<String>> {
+        match self {
+            JudgeFacts::Local(f) => f.expand_glob(pattern, cwd),
+            JudgeFacts::Reported(f) => f.expand_glob(pattern, cwd),
+        }
+    }
+
+    fn exists(&self, raw: &str, cwd: &str) -> bool {
+        match self {
+            JudgeFacts::Local(f) => f.exists(raw, cwd),
+            JudgeFacts::Reported(f) => f.exists(raw, cwd),
+        }
+    }
 }
 
 type Cached = (Instant, Result<Arc<Judge>, String>);
@@ -101,7 +139,10 @@ impl PolicyCache {
         let judge = self.source.policy_for(Path::new(cwd)).map(|policy| {
             let scopes = Scopes::of(&policy.workspace);
             let facts = FsPaths::new(&scopes, &self.env);
-            Arc::new(Judge { policy, facts })
+            Arc::new(Judge {
+                policy,
+                facts: JudgeFacts::Local(facts),
+            })
         });
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if entries.len() > 1024 {
@@ -183,13 +224,12 @@ impl AppState {
         cwd: &str,
         judge: &Judge,
     ) -> Result<portcullis_engine::SaveTo, String> {
-        portcullis_engine::SaveTo::for_call(
-            place,
-            cwd,
-            &judge.policy,
-            &judge.facts,
-            &self.policies.env,
-        )
+        let JudgeFacts::Local(facts) = &judge.facts else {
+            return Err(
+                "a rule cannot be saved from a device's call: its files are the device's".into(),
+            );
+        };
+        portcullis_engine::SaveTo::for_call(place, cwd, &judge.policy, facts, &self.policies.env)
     }
 }
 

@@ -500,3 +500,69 @@ fn devices_are_enrolled_by_a_person_and_their_credential_only_asks() {
     assert!(by.as_str().is_some_and(|b| !b.is_empty()), "{revoked}");
     assert_eq!(by, &audit["rows"][0]["event"]["detail"]["by"], "{audit}");
 }
+
+#[test]
+fn a_device_s_call_is_judged_with_the_file_system_facts_it_reported() {
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let s = &team.replicas[0];
+    let (status, _, text) = s.request(
+        "POST",
+        "/v1/devices",
+        &[("Authorization", &s.bearer())],
+        Some(r#"{"name":"laptop"}"#),
+    );
+    assert_eq!(status, 201, "{text}");
+    let token = body(&text)["token"].as_str().unwrap().to_owned();
+    // On the device, `keys` in the project is a symlink to the ssh keys.
+    let facts = json!({
+        "home": "/home/dev",
+        "paths": [{
+            "cwd": "/home/dev/proj",
+            "fact": {
+                "raw": "keys/id_ed25519", "canonical": "/home/dev/.ssh/id_ed25519",
+                "zone": "external", "blocked": false, "blocked_write": false,
+                "protected": null, "secret": "ssh keys", "hard_linked": false,
+                "contains_protected": null
+            }
+        }]
+    });
+    let read = |file: &str, facts: Option<&Value>, device: Option<&str>| {
+        let mut call = json!({
+            "tool": "Read", "origin": "core",
+            "input": {"file_path": file}, "cwd": "/home/dev/proj",
+        });
+        if let Some(f) = facts {
+            call["facts"] = f.clone();
+        }
+        let headers: Vec<(&str, &str)> = device
+            .map(|t| vec![("X-Portcullis-Device", t)])
+            .unwrap_or_default();
+        let (status, _, text) = http(
+            s.port,
+            "POST",
+            "/v1/decide",
+            &headers,
+            Some(&call.to_string()),
+        );
+        (
+            status,
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+        )
+    };
+    // Judged with this machine's files, the path is an ordinary workspace file ...
+    let (_, here) = read("keys/id_ed25519", None, Some(&token));
+    assert_eq!(here["decision"], "allow", "{here}");
+    // ... judged with the device's, it is its ssh key.
+    let (status, there) = read("keys/id_ed25519", Some(&facts), Some(&token));
+    assert_eq!(status, 200, "{there}");
+    assert_eq!(there["decision"], "ask", "{there}");
+    // A path the device did not report is never allowed.
+    let (_, unreported) = read("src/lib.rs", Some(&facts), Some(&token));
+    assert_ne!(unreported["decision"], "allow", "{unreported}");
+    // Facts come from an enrolled device only.
+    let (status, _) = read("keys/id_ed25519", Some(&facts), None);
+    assert_eq!(status, 400);
+    let (status, _) = read("keys/id_ed25519", Some(&facts), Some("pcd_00"));
+    assert_eq!(status, 401);
+}
