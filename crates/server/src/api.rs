@@ -136,13 +136,13 @@ async fn run_decide(
         .transpose()?;
     // A machine enrolled with a team server names itself by its credential:
     // one that is unknown or revoked is refused outright.
-    let mut from_device = false;
+    let mut device_name = None;
     if let Some(device) = headers.get(DEVICE_HEADER) {
         let token = device.to_str().unwrap_or_default().to_owned();
         let known = state
             .with_store(move |s| s.device_for_token(&token))
             .await??;
-        from_device = known.is_some();
+        device_name = known.as_ref().map(|d| d.name.clone());
         if known.is_none() {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -152,20 +152,49 @@ async fn run_decide(
             ));
         }
     }
+    let from_device = device_name.is_some();
+    // A device speaks for the sessions of its own agents, as a hook speaks
+    // for its machine's: their ids are the device's own (`NAME:ID`), so one
+    // device can never name, or use the grants of, another's session; and
+    // a new one is registered by its first call.
+    let mut body_session = body.session;
+    let (mut url_session, mut header_session) = (url_session, header_session);
+    let mut entered = Vec::new();
+    if let Some(name) = &device_name {
+        for id in [&mut url_session, &mut header_session, &mut body_session]
+            .into_iter()
+            .flatten()
+        {
+            *id = format!("{name}:{id}");
+        }
+        if let Some(id) = body_session
+            .as_ref()
+            .or(header_session.as_ref())
+            .or(url_session.as_ref())
+        {
+            entered.push(portcullis_store::NewSession {
+                id: id.clone(),
+                agent: Some(format!("device {name}")),
+                cwd: Some(body.cwd.clone()),
+                ..portcullis_store::NewSession::default()
+            });
+        }
+    }
     let bearer = crate::auth::bearer(headers);
     // The person's token stands for every session; else the bearer must be
-    // the session's own token for its grants to apply.
+    // the session's own token for its grants to apply (an enrolled device's
+    // credential stands for its own sessions).
     let admin = bearer.is_some_and(|b| state.auth.token_matches(b));
     let ctx = CallContext {
         sources: SessionSources {
             url_path: url_session,
             header: header_session,
-            body: body.session,
+            body: body_session,
             env: None,
             agent: None,
         },
         token: bearer.map(str::to_string),
-        require_token: !admin,
+        require_token: !admin && !from_device,
         dry_run: false,
         // An HTTP caller runs the call itself: nothing confines it.
         can_confine: false,
@@ -219,7 +248,11 @@ async fn run_decide(
             facts: crate::JudgeFacts::Reported(facts),
         }),
     };
-    match state.decider.decide(judge, call, ctx).await {
+    match state
+        .decider
+        .enter_and_decide(judge, entered, call, ctx)
+        .await
+    {
         Ok(o) => {
             state
                 .metrics

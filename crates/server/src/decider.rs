@@ -54,6 +54,8 @@ enum Job {
 
 struct DecideJob {
     judge: Arc<Judge>,
+    /// Sessions entered first (registered when new): a device's own.
+    sessions: Vec<portcullis_store::NewSession>,
     call: ToolCall,
     ctx: CallContext,
     reply: oneshot::Sender<Result<Outcome, DecideError>>,
@@ -100,11 +102,24 @@ impl Decider {
         call: ToolCall,
         ctx: CallContext,
     ) -> Result<Outcome, DecideError> {
+        self.enter_and_decide(judge, Vec::new(), call, ctx).await
+    }
+
+    /// Enters `sessions` (registering the new ones, parents first), then
+    /// decides `call`, in one trip to the decision thread.
+    pub async fn enter_and_decide(
+        &self,
+        judge: Arc<Judge>,
+        sessions: Vec<portcullis_store::NewSession>,
+        call: ToolCall,
+        ctx: CallContext,
+    ) -> Result<Outcome, DecideError> {
         let (reply, answer) = oneshot::channel();
         let gone = || DecideError::Engine("the decision thread has stopped".into());
         self.queue
             .send(Job::Decide(Box::new(DecideJob {
                 judge,
+                sessions,
                 call,
                 ctx,
                 reply,
@@ -216,7 +231,14 @@ fn run(engine: Engine<FsPaths>, health: &Health, jobs: mpsc::Receiver<Job>) {
                                     panic!("a test asked for a panic");
                                 }
                                 let j = &job.judge;
-                                engine.decide_under(&j.policy, &j.facts, &job.call, &job.ctx, now)
+                                engine.enter_and_decide_under(
+                                    &job.sessions,
+                                    &j.policy,
+                                    &j.facts,
+                                    &job.call,
+                                    &job.ctx,
+                                    now,
+                                )
                             }))
                             .map_err(|p| {
                                 format!(

@@ -566,3 +566,56 @@ fn a_device_s_call_is_judged_with_the_file_system_facts_it_reported() {
     let (status, _) = read("keys/id_ed25519", Some(&facts), Some("pcd_00"));
     assert_eq!(status, 401);
 }
+
+#[test]
+fn a_device_s_sessions_are_its_own_and_an_approval_on_one_never_reaches_another() {
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let s = &team.replicas[0];
+    let enrol = |name: &str| {
+        let (status, _, text) = s.request(
+            "POST",
+            "/v1/devices",
+            &[("Authorization", &s.bearer())],
+            Some(&json!({ "name": name }).to_string()),
+        );
+        assert_eq!(status, 201, "{text}");
+        body(&text)["token"].as_str().unwrap().to_owned()
+    };
+    let (a, b) = (enrol("laptop-a"), enrol("laptop-b"));
+    // Both machines' agents happen to use the same session id.
+    let read = |device: Option<&str>, session: &str| {
+        let call = json!({
+            "tool": "Read", "origin": "core", "session": session,
+            "input": {"file_path": s.outside}, "cwd": s.work,
+        })
+        .to_string();
+        let headers: Vec<(&str, &str)> = device
+            .map(|t| vec![("X-Portcullis-Device", t)])
+            .unwrap_or_default();
+        let (status, _, text) = http(s.port, "POST", "/v1/decide", &headers, Some(&call));
+        assert_eq!(status, 200, "{text}");
+        body(&text)
+    };
+    // A's call registers A's session and raises A's request ...
+    let first = read(Some(&a), "shared-id");
+    assert_eq!(first["decision"], "ask", "{first}");
+    assert_eq!(first["session"], "laptop-a:shared-id", "{first}");
+    let id = first["request"]["id"].as_i64().expect("a request");
+    // ... which a person approves for A's session.
+    team.person(
+        0,
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        Some(r#"{"scope":"session"}"#),
+    );
+    let again = read(Some(&a), "shared-id");
+    assert_eq!(again["decision"], "allow", "{again}");
+    // B's agent with the same id is another session: no grant of A's.
+    let other = read(Some(&b), "shared-id");
+    assert_eq!(other["session"], "laptop-b:shared-id", "{other}");
+    assert_eq!(other["decision"], "ask", "{other}");
+    // Nor can a caller without A's credential name A's session to use it.
+    let naming = read(None, "laptop-a:shared-id");
+    assert_ne!(naming["decision"], "allow", "{naming}");
+}
