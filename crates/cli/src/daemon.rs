@@ -29,6 +29,7 @@ mod exit;
 mod hook_judge;
 mod hook_socket;
 // Shared with the `portcullis` binary; this one uses a part of it.
+mod remote_hook;
 mod serve;
 #[allow(dead_code)]
 mod state;
@@ -59,6 +60,9 @@ enum Commands {
     /// This machine's credential with a team server: enroll, show.
     #[command(subcommand)]
     Device(device_cmd::DeviceCmd),
+    /// A hook call judged by the team server (`PORTCULLIS_SERVER`): run by `portcullis hook`.
+    #[command(hide = true)]
+    RemoteHook(remote_hook::RemoteHookArgs),
     /// The store: `store migrate --store postgres://…`.
     #[command(subcommand)]
     Store(store_cmd::StoreCmd),
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Commands::McpBridge(args) => bridge_cmd::bridge(&args),
         Commands::Store(cmd) => store_cmd::run(&cmd),
         Commands::Device(cmd) => device_cmd::run(&cmd),
+        Commands::RemoteHook(args) => remote_hook::run(&args),
     };
     exit::report(result)
 }

@@ -86,6 +86,10 @@ fn main() -> ExitCode {
             _ => become_hook(&args, &input),
         }
     }
+    // A machine governed by a team server: `portcullis hook` asks it.
+    if std::env::var("PORTCULLIS_SERVER").is_ok_and(|s| !s.trim().is_empty()) {
+        become_hook(&args, &input);
+    }
     let env = Environment::from_process();
     let dir = data_dir.unwrap_or_else(portcullis_store::default_data_dir);
     let judged = std::panic::catch_unwind(|| {

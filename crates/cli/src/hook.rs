@@ -129,6 +129,18 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
+    // Governed by a team server: it judges, or the call is refused.
+    if let Some(server) = crate::hook_remote::governing_server() {
+        return crate::hook_remote::judge(
+            args.agent,
+            input,
+            args.config.as_deref(),
+            &dir,
+            &server,
+            deadline,
+        )
+        .with_context(|| format!("judging this call on the team server {server}"));
+    }
     let daemon = daemon_use();
     if daemon != DaemonUse::Off {
         match hook_client::forward(

@@ -24,6 +24,7 @@ mod guard;
 mod hook;
 mod hook_answer;
 mod hook_client;
+mod hook_remote;
 // Shared with `portcullis-daemon`, which uses the other part of it.
 #[allow(dead_code)]
 mod hook_judge;

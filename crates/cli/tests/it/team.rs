@@ -619,3 +619,121 @@ fn a_device_s_sessions_are_its_own_and_an_approval_on_one_never_reaches_another(
     let naming = read(None, "laptop-a:shared-id");
     assert_ne!(naming["decision"], "allow", "{naming}");
 }
+
+/// `portcullis hook claude-code` on a machine (home `home`, data directory
+/// `data`) governed by `server`: its reply's decision and reason, and how
+/// long it took.
+fn governed_hook(
+    home: &Path,
+    data: &Path,
+    server: &str,
+    session: &str,
+    file: &Path,
+) -> (String, String, Duration) {
+    use std::io::Write;
+    let payload = json!({
+        "session_id": session, "transcript_path": "/dev/null", "cwd": home.join("proj"),
+        "hook_event_name": "PreToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": file},
+    })
+    .to_string();
+    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["hook", "claude-code"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("PORTCULLIS_DATA_DIR", data)
+        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+        .env("PORTCULLIS_SERVER", server)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let said = &reply["hookSpecificOutput"];
+    (
+        said["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        said["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        took,
+    )
+}
+
+#[test]
+fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when_it_is_away() {
+    let url = postgres_cluster::fresh_database();
+    let mut team = Team::start(&url, 1);
+    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let machines = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(machines.path()).unwrap();
+    let secret = root.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+    let (home_a, home_b, home_c) = (root.join("a"), root.join("b"), root.join("c"));
+    let data = |home: &Path| home.join("data");
+    for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
+        std::fs::create_dir_all(home).unwrap();
+        let out = device(
+            &data(home),
+            &["enroll", "--server", &server, "--name", name],
+            &team.replicas[0].token,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A's agent reads outside its workspace: the server's answer, with
+    // the request in the server's queue under A's session.
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "ask", "{reason}");
+    let queue = team.person(0, "GET", "/v1/requests", None);
+    assert_eq!(queue[0]["session"], "laptop-a:s1", "{queue}");
+    let id = queue[0]["id"].as_i64().unwrap();
+    team.person(
+        0,
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        Some(r#"{"scope":"session"}"#),
+    );
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "allow", "{reason}");
+    // B's agent, same session id: A's approval is not B's.
+    let (decision, reason, _) = governed_hook(&home_b, &data(&home_b), &server, "s1", &secret);
+    assert_eq!(decision, "ask", "{reason}");
+    // A machine that is not enrolled is refused, and told why.
+    std::fs::create_dir_all(&home_c).unwrap();
+    let (decision, reason, _) = governed_hook(&home_c, &data(&home_c), &server, "s1", &secret);
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("not enrolled"), "{reason}");
+    // The server away: refused, naming it, well within Claude Code's timeout.
+    let _ = team.replicas[0].child.kill();
+    let _ = team.replicas[0].child.wait();
+    let (decision, reason, took) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains(&server), "{reason}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    team.replicas.clear();
+}
