@@ -173,6 +173,14 @@ impl Store {
     /// Checks and inserts a grant; the caller holds the write lock.
     pub(crate) fn insert_grant(&self, g: &NewGrant, now: i64) -> Result<Grant> {
         check_new_grant(g)?;
+        // Device grants stay on their device (DESIGN: never exported or
+        // synced): a team's shared store would apply one to every machine.
+        if g.scope == GrantScope::Device && self.dialect() == crate::Dialect::Postgres {
+            return Err(StoreError::InvalidGrant {
+                why: "a device grant stays on its device: a team server's shared store keeps                       none (approve once or for the session)"
+                    .into(),
+            });
+        }
         if let Some(id) = &g.session {
             let session = self
                 .load_session(id)?

@@ -100,6 +100,13 @@ impl Store {
         if r.op != Op::Read && r.suggested.contains(&Resolution::Device) {
             return Err(StoreError::DeviceGrantNotReadOnly { op: r.op });
         }
+        // A shared store holds no device grants (see `add_grant_at`): it
+        // does not offer one.
+        let mut r = std::borrow::Cow::Borrowed(r);
+        if self.dialect() == crate::Dialect::Postgres && r.suggested.contains(&Resolution::Device) {
+            r.to_mut().suggested.retain(|s| *s != Resolution::Device);
+        }
+        let r = r.as_ref();
         if r.tool.trim().is_empty() {
             return Err(StoreError::InvalidRequest {
                 why: "the tool name is empty".into(),

@@ -282,9 +282,9 @@ fn consume_once_all_is_all_or_nothing() {
     assert!(store.consume_once_all(&[], 4).unwrap());
 }
 
+// Device grants live on their device only: the tests that make one run on
+// SQLite (PostgreSQL refuses them: `postgres::a_shared_store_keeps_no_device_grants`).
 crate::also_on_postgres!(
-    active_grants_filter_revoked_expired_consumed_and_foreign,
     a_parent_expiring_ends_a_child_grant,
-    consume_once_is_single_use_and_only_for_once_grants,
     consume_once_all_is_all_or_nothing,
 );

@@ -233,3 +233,59 @@ fn a_waiting_connection_hears_another_s_change_at_once() {
     assert!(waited < std::time::Duration::from_secs(15), "{waited:?}");
     assert_ne!(watcher.data_version().unwrap(), before);
 }
+
+#[test]
+fn a_shared_store_keeps_no_device_grants() {
+    let url = support::postgres::fresh_database();
+    let store = Store::connect(&url).unwrap();
+    store.ensure_session(&main_session("s")).unwrap();
+    let err = store
+        .add_grant(&support::grant(
+            None,
+            GrantScope::Device,
+            Op::Read,
+            file("/dl"),
+        ))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidGrant { .. }), "{err:?}");
+    assert!(err.to_string().contains("stays on its device"), "{err}");
+    // A read's request offers no device grant here, and resolving one as
+    // such is refused.
+    let r = store
+        .raise_request(
+            &NewRequest {
+                session: "s".into(),
+                tool: "Read".into(),
+                op: Op::Read,
+                target: file("/dl/a"),
+                reason: "external-path".into(),
+                eligible: true,
+                policy_scope: "workspace".into(),
+                suggested: vec![
+                    Resolution::Once,
+                    Resolution::Session,
+                    Resolution::Device,
+                    Resolution::Deny,
+                ],
+                once_ttl_secs: None,
+            },
+            100,
+        )
+        .unwrap();
+    assert!(
+        !r.suggested.contains(&Resolution::Device),
+        "{:?}",
+        r.suggested
+    );
+    assert!(
+        store
+            .resolve_request(r.id, Resolution::Device, "alice", 101)
+            .is_err()
+    );
+    assert!(store.grants().unwrap().is_empty());
+    // Once stays possible.
+    let (_, grant) = store
+        .resolve_request(r.id, Resolution::Once, "alice", 102)
+        .unwrap();
+    assert_eq!(grant.unwrap().scope, GrantScope::Once);
+}

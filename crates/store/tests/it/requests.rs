@@ -429,11 +429,11 @@ fn stale_requests_expire_when_the_agent_gave_up_or_the_session_ended() {
     assert_eq!(status(fresh).status, RequestStatus::Pending);
 }
 
+// Device grants live on their device only: the tests that make one run on
+// SQLite (PostgreSQL refuses them: `postgres::a_shared_store_keeps_no_device_grants`).
 crate::also_on_postgres!(
     a_once_grant_expires_as_its_request_says,
-    a_retry_loop_makes_one_request,
     the_pending_request_takes_the_latest_policy_view,
-    resolving_makes_the_grant_once,
     a_device_resolution_of_a_write_is_refused_and_changes_nothing,
     an_ineligible_request_can_only_be_denied,
     requests_refuse_bad_input,
