@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use portcullis_engine::{CallContext, HandOff, HoldStatus, Outcome, SessionStatus};
+use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, SessionStatus};
 use portcullis_paths::{Environment, FsPaths};
 use portcullis_policy::reported::Recording;
 use portcullis_policy::{Decision, Policy, Reason, ReasonCode, ToolCall, Verdict};
@@ -135,9 +135,13 @@ impl Authority for Remote {
         ctx: &CallContext,
         _now: i64,
     ) -> Result<Outcome> {
-        // What this machine's files say, for the server to judge with.
-        let recording = Recording::new(&self.facts);
-        portcullis_policy::decide(call, &self.policy, &recording);
+        // What this machine's files say, for the server to judge with: the
+        // questions a (store-less, unrecorded) decision of the call asks.
+        let local = Engine::pure(self.policy.clone(), Recording::new(&self.facts));
+        local
+            .decide(call, &CallContext::default(), crate::state::now())
+            .context("reading this machine's facts for the call")?;
+        let recording = local.facts();
         let session = ctx.sources.body.clone().or_else(|| ctx.sources.env.clone());
         let body = serde_json::json!({
             "tool": call.tool.name,
