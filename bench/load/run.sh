@@ -7,20 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs="${1:-20}"
 conns="${2:-16}"
-# PORTCULLIS_BIN: another build to measure (an older commit's, to compare).
-bin="${PORTCULLIS_BIN:-}"
-if [ -z "$bin" ]; then
-  cargo build --release --locked -p portcullis >/dev/null
-  # The build lands in target/<triple>/release (.cargo/config.toml names the target).
-  for bin in "$PWD"/target/*-linux-*/release/portcullis "$PWD"/target/release/portcullis; do
-    [ -x "$bin" ] && break
-  done
-fi
+. bench/load/common.sh
+bin="$(portcullis_bin)"
 root="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$root"' EXIT
 mkdir -p "$root/work/.git" "$root/work/src" "$root/home"
 export HOME="$root/home" PORTCULLIS_DATA_DIR="$root/data" PORTCULLIS_MANAGED_CONFIG="$root/none.toml"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 printf 'mode = "ask"\n[server]\naddr = "127.0.0.1:%s"\n' "$port" > "$root/config.toml"
 export PORTCULLIS_CONFIG="$root/config.toml"
 (cd "$root/work" && exec "$bin" serve >"$root/serve.log" 2>&1) &

@@ -14,15 +14,8 @@ cd "$(dirname "$0")/../.."
 secs="${1:-20}"
 conns="${2:-16}"
 replicas="${3:-2}"
-# PORTCULLIS_BIN: another build to measure (an older commit's, to compare).
-bin="${PORTCULLIS_BIN:-}"
-if [ -z "$bin" ]; then
-  cargo build --release --locked -p portcullis >/dev/null
-  # The build lands in target/<triple>/release (.cargo/config.toml names the target).
-  for bin in "$PWD"/target/*-linux-*/release/portcullis "$PWD"/target/release/portcullis; do
-    [ -x "$bin" ] && break
-  done
-fi
+. bench/load/common.sh
+bin="$(portcullis_bin)"
 pgbin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
 root="$(mktemp -d)"
 pids=()
@@ -35,7 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 mkdir -p "$root/pg" "$root/work/.git" "$root/work/src" "$root/home"
 [ "$(id -u)" -eq 0 ] && chown postgres "$root" "$root/pg"

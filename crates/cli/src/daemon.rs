@@ -29,6 +29,9 @@ mod exit;
 mod hook_judge;
 mod hook_socket;
 // Shared with the `portcullis` binary; this one uses a part of it.
+// Shared with `portcullis`; `remote-hook` asks which server governs.
+#[allow(dead_code)]
+mod hook_remote;
 mod remote_hook;
 mod serve;
 #[allow(dead_code)]

@@ -28,6 +28,9 @@ mod config_files;
 mod guard;
 mod hook_answer;
 mod hook_client;
+// Shared with `portcullis`; this binary asks only whether a server governs.
+#[allow(dead_code)]
+mod hook_remote;
 // Shared with the other binaries; this one uses the request types only.
 #[allow(dead_code)]
 mod hook_judge;
@@ -87,7 +90,7 @@ fn main() -> ExitCode {
         }
     }
     // A machine governed by a team server: `portcullis hook` asks it.
-    if std::env::var("PORTCULLIS_SERVER").is_ok_and(|s| !s.trim().is_empty()) {
+    if hook_remote::governing_server().is_some() {
         become_hook(&args, &input);
     }
     let env = Environment::from_process();

@@ -28,9 +28,6 @@ use portcullis_store::{DeviceCredential, NewSession};
 use crate::config_files::Sources;
 use crate::hook_judge::{self, Authority, ReplyText};
 
-/// The environment variable that puts a machine under a team server.
-pub const SERVER_ENV: &str = "PORTCULLIS_SERVER";
-
 #[derive(clap::Args)]
 pub struct RemoteHookArgs {
     /// The agent (`claude-code`, `codex`, `gemini`, `cursor`, `pi`).
@@ -51,11 +48,8 @@ pub fn run(args: &RemoteHookArgs) -> Result<ExitCode> {
     std::io::stdin()
         .read_to_end(&mut payload)
         .context("reading the hook's payload")?;
-    let server = std::env::var(SERVER_ENV)
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .context("PORTCULLIS_SERVER is not set")?;
-    let server = server.trim().trim_end_matches('/').to_owned();
+    let server = crate::hook_remote::governing_server().context("PORTCULLIS_SERVER is not set")?;
+    let server = server.trim_end_matches('/').to_owned();
     let dir = args
         .data_dir
         .clone()

@@ -5,8 +5,7 @@
 //! only.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -62,14 +61,5 @@ pub fn load_device_credential(data_dir: &Path) -> std::io::Result<Option<DeviceC
 pub fn save_device_credential(data_dir: &Path, c: &DeviceCredential) -> std::io::Result<()> {
     crate::prepare_data_dir(data_dir).map_err(std::io::Error::other)?;
     let json = serde_json::to_vec_pretty(c).map_err(std::io::Error::other)?;
-    let tmp = data_dir.join(format!("{DEVICE_FILE}.tmp"));
-    let _ = fs::remove_file(&tmp);
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(&json)?;
-    f.sync_all()?;
-    fs::rename(&tmp, data_dir.join(DEVICE_FILE))
+    crate::user_tokens::replace_private(data_dir, DEVICE_FILE, &json)
 }

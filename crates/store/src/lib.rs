@@ -338,7 +338,8 @@ impl Store {
         &self.path
     }
 
-    /// The schema version of the open database (`PRAGMA user_version`).
+    /// The schema version of the open database (SQLite's `PRAGMA
+    /// user_version`, PostgreSQL's `portcullis_schema` table).
     pub fn schema_version(&self) -> Result<i64> {
         let sql = match self.dialect() {
             Dialect::Sqlite => "PRAGMA user_version",

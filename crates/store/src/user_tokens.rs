@@ -60,10 +60,16 @@ pub fn revoke_user_token(data_dir: &Path, name: &str) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// Replaces the file (0600) in one rename: a reader sees the old or the new.
 fn write(data_dir: &Path, entries: &[(String, String)]) -> std::io::Result<()> {
     fs::create_dir_all(data_dir)?;
-    let tmp = data_dir.join(format!(".{USER_TOKENS_FILE}.{}", std::process::id()));
+    let text: String = entries.iter().map(|(n, h)| format!("{n} {h}\n")).collect();
+    replace_private(data_dir, USER_TOKENS_FILE, text.as_bytes())
+}
+
+/// Replaces `name` in `data_dir` with `bytes`, mode 0600, in one rename: a
+/// reader sees the old file or the new one, never a part.
+pub(crate) fn replace_private(data_dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = data_dir.join(format!(".{name}.{}", std::process::id()));
     let _ = fs::remove_file(&tmp);
     {
         let mut f = fs::OpenOptions::new()
@@ -71,12 +77,10 @@ fn write(data_dir: &Path, entries: &[(String, String)]) -> std::io::Result<()> {
             .create_new(true)
             .mode(0o600)
             .open(&tmp)?;
-        for (n, h) in entries {
-            writeln!(f, "{n} {h}")?;
-        }
+        f.write_all(bytes)?;
         f.sync_all()?;
     }
-    fs::rename(&tmp, data_dir.join(USER_TOKENS_FILE))
+    fs::rename(&tmp, data_dir.join(name))
 }
 
 #[cfg(test)]

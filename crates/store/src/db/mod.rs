@@ -69,21 +69,6 @@ fn postgres_message(e: &::postgres::Error) -> String {
     }
 }
 
-impl DbError {
-    /// Whether the error is a broken unique or check constraint (a
-    /// duplicate, a row the schema refuses) rather than a failed database.
-    pub fn is_constraint(&self) -> bool {
-        match self {
-            DbError::Sqlite(e) => {
-                e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation)
-            }
-            #[cfg(feature = "postgres")]
-            DbError::Postgres(e) => e.code().is_some_and(|c| c.code().starts_with("23")),
-            DbError::UnexpectedType { .. } | DbError::Closed => false,
-        }
-    }
-}
-
 /// One result row: its values in column order.
 pub(crate) struct Row(pub(crate) Vec<Value>);
 
