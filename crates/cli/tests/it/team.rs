@@ -73,6 +73,19 @@ impl Team {
         body(&text)
     }
 
+    /// The person enrols a device named `name` on the first replica: its credential.
+    fn enrol(&self, name: &str) -> String {
+        let s = &self.replicas[0];
+        let (status, _, text) = s.request(
+            "POST",
+            "/v1/devices",
+            &[("Authorization", &s.bearer())],
+            Some(&json!({ "name": name }).to_string()),
+        );
+        assert_eq!(status, 201, "{text}");
+        body(&text)["token"].as_str().unwrap().to_owned()
+    }
+
     /// Replica `i` approves request `id` once; the grant's id.
     fn allow_once(&self, i: usize, id: i64) -> i64 {
         self.person(
@@ -372,25 +385,28 @@ fn a_request_raised_through_one_replica_appears_live_in_the_others_event_stream(
     next_event(&mut on_b, "request-resolved", &format!("\"id\":{id}"));
 }
 
-/// `portcullis device …` for the machine whose data directory is `data`.
-fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+/// Runs `command` with `stdin` on its standard input; what it printed.
+fn fed(command: &mut Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .arg("device")
-        .args(args)
-        .env("PORTCULLIS_DATA_DIR", data)
+    let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// `portcullis device …` for the machine whose data directory is `data`.
+fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+    fed(
+        Command::new(env!("CARGO_BIN_EXE_portcullis"))
+            .arg("device")
+            .args(args)
+            .env("PORTCULLIS_DATA_DIR", data),
+        stdin.as_bytes(),
+    )
 }
 
 #[test]
@@ -506,14 +522,7 @@ fn a_device_s_call_is_judged_with_the_file_system_facts_it_reported() {
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
     let s = &team.replicas[0];
-    let (status, _, text) = s.request(
-        "POST",
-        "/v1/devices",
-        &[("Authorization", &s.bearer())],
-        Some(r#"{"name":"laptop"}"#),
-    );
-    assert_eq!(status, 201, "{text}");
-    let token = body(&text)["token"].as_str().unwrap().to_owned();
+    let token = team.enrol("laptop");
     // On the device, `keys` in the project is a symlink to the ssh keys.
     let facts = json!({
         "home": "/home/dev",
@@ -572,17 +581,7 @@ fn a_device_s_sessions_are_its_own_and_an_approval_on_one_never_reaches_another(
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
     let s = &team.replicas[0];
-    let enrol = |name: &str| {
-        let (status, _, text) = s.request(
-            "POST",
-            "/v1/devices",
-            &[("Authorization", &s.bearer())],
-            Some(&json!({ "name": name }).to_string()),
-        );
-        assert_eq!(status, 201, "{text}");
-        body(&text)["token"].as_str().unwrap().to_owned()
-    };
-    let (a, b) = (enrol("laptop-a"), enrol("laptop-b"));
+    let (a, b) = (team.enrol("laptop-a"), team.enrol("laptop-b"));
     // Both machines' agents happen to use the same session id.
     let read = |device: Option<&str>, session: &str| {
         let call = json!({
@@ -630,7 +629,6 @@ fn governed_hook(
     session: &str,
     file: &Path,
 ) -> (String, String, Duration) {
-    use std::io::Write;
     let payload = json!({
         "session_id": session, "transcript_path": "/dev/null", "cwd": home.join("proj"),
         "hook_event_name": "PreToolUse", "tool_name": "Read",
@@ -639,26 +637,17 @@ fn governed_hook(
     .to_string();
     std::fs::create_dir_all(home.join("proj/.git")).unwrap();
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .args(["hook", "claude-code"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PORTCULLIS_DATA_DIR", data)
-        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
-        .env("PORTCULLIS_SERVER", server)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = fed(
+        Command::new(env!("CARGO_BIN_EXE_portcullis"))
+            .args(["hook", "claude-code"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("PORTCULLIS_DATA_DIR", data)
+            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+            .env("PORTCULLIS_SERVER", server),
+        payload.as_bytes(),
+    );
     let took = started.elapsed();
     let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(

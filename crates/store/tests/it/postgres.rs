@@ -9,8 +9,7 @@ use std::sync::{Arc, Barrier};
 use crate::support::{self, file, main_session};
 
 use portcullis_store::{
-    AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, NewRequest, Op, Resolution, Store,
-    StoreError,
+    AuditCheck, AuditEvent, AuditKind, AuditVerdict, GrantScope, Op, Resolution, Store, StoreError,
 };
 
 /// Connections racing at once: more than the 2 cores, as a team's replicas
@@ -18,11 +17,15 @@ use portcullis_store::{
 const RACERS: usize = 16;
 
 /// Runs `f` on `RACERS` connections to `url` at once; their answers.
-fn race<T: Send + 'static>(url: &str, f: fn(&Store, usize) -> T) -> Vec<T> {
+fn race<T: Send + 'static>(
+    url: &str,
+    f: impl Fn(&Store, usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
     let barrier = Arc::new(Barrier::new(RACERS));
+    let f = Arc::new(f);
     let handles: Vec<_> = (0..RACERS)
         .map(|i| {
-            let (url, barrier) = (url.to_owned(), barrier.clone());
+            let (url, barrier, f) = (url.to_owned(), barrier.clone(), f.clone());
             std::thread::spawn(move || {
                 let store = Store::connect(&url).unwrap();
                 barrier.wait();
@@ -38,41 +41,23 @@ fn a_once_grant_is_consumed_exactly_once_across_connections() {
     let url = support::postgres::fresh_database();
     let store = Store::connect(&url).unwrap();
     store.ensure_session(&main_session("s")).unwrap();
-    let grant = store
-        .add_grant(&support::grant(
-            Some("s"),
-            GrantScope::Once,
-            Op::Write,
-            file("/w/a"),
-        ))
-        .unwrap();
-    assert_eq!(grant.id, 1, "the first grant of a fresh database");
     for round in 0..5 {
-        // A fresh once-grant per round (the first round's is grant 1).
-        let id = if round == 0 {
-            grant.id
-        } else {
-            store
-                .add_grant(&support::grant(
-                    Some("s"),
-                    GrantScope::Once,
-                    Op::Write,
-                    file("/w/a"),
-                ))
-                .unwrap()
-                .id
-        };
-        let winners = race(&url, move |s, _| {
-            // Every racer tries every grant made so far; only the newest is unused.
-            s.consume_once(id_of_round(s), 200).unwrap()
-        });
+        // A fresh once-grant per round, consumed by every racer at once.
+        let id = store
+            .add_grant(&support::grant(
+                Some("s"),
+                GrantScope::Once,
+                Op::Write,
+                file("/w/a"),
+            ))
+            .unwrap()
+            .id;
+        if round == 0 {
+            assert_eq!(id, 1, "the first grant of a fresh database");
+        }
+        let winners = race(&url, move |s, _| s.consume_once(id, 200).unwrap());
         let won = winners.iter().filter(|w| **w).count();
         assert_eq!(won, 1, "round {round}: grant {id} consumed {won} times");
-    }
-
-    /// The newest grant: what this round's racers consume.
-    fn id_of_round(s: &Store) -> i64 {
-        s.grants().unwrap().first().unwrap().id
     }
 }
 
@@ -82,17 +67,7 @@ fn identical_requests_from_many_connections_collapse_into_one_with_the_count() {
     let store = Store::connect(&url).unwrap();
     store.ensure_session(&main_session("s")).unwrap();
     let ids = race(&url, |s, i| {
-        let r = NewRequest {
-            session: "s".into(),
-            tool: "Edit".into(),
-            op: Op::Write,
-            target: file("/w/a"),
-            reason: "outside-workspace".into(),
-            eligible: true,
-            policy_scope: "workspace".into(),
-            suggested: vec![Resolution::Once, Resolution::Deny],
-            once_ttl_secs: None,
-        };
+        let r = support::request("s", Op::Write, file("/w/a"));
         s.raise_request(&r, 100 + i as i64).unwrap().id
     });
     assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
@@ -252,25 +227,7 @@ fn a_shared_store_keeps_no_device_grants() {
     // A read's request offers no device grant here, and resolving one as
     // such is refused.
     let r = store
-        .raise_request(
-            &NewRequest {
-                session: "s".into(),
-                tool: "Read".into(),
-                op: Op::Read,
-                target: file("/dl/a"),
-                reason: "external-path".into(),
-                eligible: true,
-                policy_scope: "workspace".into(),
-                suggested: vec![
-                    Resolution::Once,
-                    Resolution::Session,
-                    Resolution::Device,
-                    Resolution::Deny,
-                ],
-                once_ttl_secs: None,
-            },
-            100,
-        )
+        .raise_request(&support::request("s", Op::Read, file("/dl/a")), 100)
         .unwrap();
     assert!(
         !r.suggested.contains(&Resolution::Device),

@@ -13,30 +13,7 @@ use crate::support;
 use portcullis_store::{
     GrantScope, GrantTarget, NewRequest, Op, RequestStatus, Resolution, StoreError,
 };
-use support::{file, folder, main_session};
-
-fn request(session: &str, op: Op, target: GrantTarget) -> NewRequest {
-    NewRequest {
-        session: session.into(),
-        tool: "Read".into(),
-        op,
-        target,
-        reason: "external-path".into(),
-        eligible: true,
-        policy_scope: "workspace".into(),
-        suggested: if op == Op::Read {
-            vec![
-                Resolution::Once,
-                Resolution::Session,
-                Resolution::Device,
-                Resolution::Deny,
-            ]
-        } else {
-            vec![Resolution::Once, Resolution::Session, Resolution::Deny]
-        },
-        once_ttl_secs: None,
-    }
-}
+use support::{file, folder, main_session, request};
 
 /// An "allow once" waits for its retry as long as the request says (the
 /// configuration where the call was judged), else 10 minutes.

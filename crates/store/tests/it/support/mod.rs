@@ -4,7 +4,9 @@
 use std::cell::Cell;
 use std::path::Path;
 
-use portcullis_store::{AgentKind, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store};
+use portcullis_store::{
+    AgentKind, GrantScope, GrantTarget, NewGrant, NewRequest, NewSession, Op, Resolution, Store,
+};
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -67,6 +69,31 @@ pub fn child(id: &str, parent: &str, kind: AgentKind) -> NewSession {
         parent: Some(parent.into()),
         kind,
         ..NewSession::default()
+    }
+}
+
+/// A refused call of `session` as a request: a read offers a device grant
+/// too, anything else once and session only.
+pub fn request(session: &str, op: Op, target: GrantTarget) -> NewRequest {
+    NewRequest {
+        session: session.into(),
+        tool: "Read".into(),
+        op,
+        target,
+        reason: "external-path".into(),
+        eligible: true,
+        policy_scope: "workspace".into(),
+        suggested: if op == Op::Read {
+            vec![
+                Resolution::Once,
+                Resolution::Session,
+                Resolution::Device,
+                Resolution::Deny,
+            ]
+        } else {
+            vec![Resolution::Once, Resolution::Session, Resolution::Deny]
+        },
+        once_ttl_secs: None,
     }
 }
 
