@@ -28,15 +28,12 @@ mod exit;
 #[allow(dead_code)]
 mod hook_judge;
 mod hook_socket;
-// Shared with the `portcullis` binary; this one uses a part of it.
-// Shared with `portcullis`; `remote-hook` asks which server governs.
-#[allow(dead_code)]
-mod hook_remote;
-mod remote_hook;
 mod serve;
 #[allow(dead_code)]
 mod state;
 mod store_cmd;
+// The team server's client, shared with the hook (`device enroll` here).
+mod team_http;
 
 use std::process::ExitCode;
 
@@ -63,9 +60,6 @@ enum Commands {
     /// This machine's credential with a team server: enroll, show.
     #[command(subcommand)]
     Device(device_cmd::DeviceCmd),
-    /// A hook call judged by the team server (`PORTCULLIS_SERVER`): run by `portcullis hook`.
-    #[command(hide = true)]
-    RemoteHook(remote_hook::RemoteHookArgs),
     /// The store: `store migrate --store postgres://…`.
     #[command(subcommand)]
     Store(store_cmd::StoreCmd),
@@ -81,7 +75,6 @@ fn main() -> ExitCode {
         Commands::McpBridge(args) => bridge_cmd::bridge(&args),
         Commands::Store(cmd) => store_cmd::run(&cmd),
         Commands::Device(cmd) => device_cmd::run(&cmd),
-        Commands::RemoteHook(args) => remote_hook::run(&args),
     };
     exit::report(result)
 }

@@ -2,8 +2,8 @@
 //! server. A person enrols the machine with their own login token, read from
 //! standard input (never an argument, which other processes can see, and
 //! never stored): the server answers a credential good for asking decisions
-//! only, kept in the data directory (`device.json`, 0600). Runs in
-//! `portcullis-daemon`, which has the HTTPS client.
+//! only, kept in the data directory (`device.json`, 0600) with the CA file
+//! it was enrolled with. Runs in `portcullis-daemon`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -66,35 +66,30 @@ pub fn run(cmd: &DeviceCmd) -> Result<ExitCode> {
                 );
             }
             let server = server.trim_end_matches('/').to_owned();
-            let remote = portcullis_bridge::Remote {
-                url: server.clone(),
-                ca_file: ca_file.clone(),
+            // Kept as an absolute path: the hook reads it from anywhere.
+            let ca_file = match ca_file {
+                Some(path) => Some(
+                    std::path::absolute(path)
+                        .with_context(|| format!("finding the CA file {}", path.display()))?,
+                ),
+                None => None,
             };
-            let client = remote.client().map_err(|e| anyhow::anyhow!("{e}"))?;
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
-            let (status, body) = runtime.block_on(async {
-                let answer = client
-                    .post(format!("{server}/v1/devices"))
-                    .bearer_auth(login)
-                    .header("content-type", "application/json")
-                    .body(serde_json::json!({ "name": name }).to_string())
-                    .timeout(std::time::Duration::from_secs(30))
-                    .send()
-                    .await
-                    .with_context(|| format!("asking {server} to enrol this device"))?;
-                let status = answer.status();
-                let body = answer.text().await.unwrap_or_default();
-                anyhow::Ok((status, body))
-            })?;
+            let remote = crate::team_http::Server::parse(&server, ca_file.as_deref())?;
+            let (status, body) = remote
+                .post_json(
+                    "/v1/devices",
+                    &[("authorization", &format!("Bearer {login}"))],
+                    serde_json::json!({ "name": name }).to_string().as_bytes(),
+                    std::time::Instant::now() + std::time::Duration::from_secs(30),
+                )
+                .with_context(|| format!("asking {server} to enrol this device"))?;
+            let body = String::from_utf8_lossy(&body);
             let answer: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-            if status.as_u16() != 201 {
+            if status != 201 {
                 let why = answer
                     .get("message")
                     .and_then(|m| m.as_str())
-                    .unwrap_or(&body);
+                    .unwrap_or(&*body);
                 bail!("{server} refused to enrol `{name}` ({status}): {why}");
             }
             let token = answer
@@ -106,6 +101,7 @@ pub fn run(cmd: &DeviceCmd) -> Result<ExitCode> {
                 server: server.clone(),
                 name: name.clone(),
                 token,
+                ca_file,
             };
             portcullis_store::save_device_credential(&dir, &credential)
                 .with_context(|| format!("writing the credential to {}", dir.display()))?;

@@ -131,7 +131,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         .unwrap_or_else(portcullis_store::default_data_dir);
     // Governed by a team server: it judges, or the call is refused.
     if let Some(server) = crate::hook_remote::governing_server() {
-        return crate::hook_remote::judge(
+        return crate::remote_hook::judge(
             args.agent,
             input,
             args.config.as_deref(),

@@ -30,8 +30,10 @@ mod hook_remote;
 mod hook_judge;
 mod install;
 mod mcp;
+mod remote_hook;
 mod run;
 mod state;
+mod team_http;
 mod users;
 
 use std::process::ExitCode;

@@ -1,24 +1,21 @@
-//! `portcullis-daemon remote-hook AGENT`: a hook call on a machine governed
-//! by a team server (`PORTCULLIS_SERVER`), judged there. `portcullis hook`
-//! runs it (it holds the HTTPS client the hook's own binary does without)
-//! with the payload on standard input, and prints what it prints: the
-//! agent's reply, as [`hook_judge::ReplyText`] JSON.
+//! The hook on a machine governed by a team server (`PORTCULLIS_SERVER`):
+//! the call is judged by the server, never here. A server that does not
+//! answer, answers late or refuses is the agent's refusal, naming it.
 //!
-//! The call is translated here exactly as a local hook translates it
+//! The call is translated exactly as a local hook translates it
 //! ([`hook_judge::judge`]), with a [`Remote`] authority in place of the
 //! engine: it records the file-system facts a local decision of the call
 //! asked for (the server has none of this machine's files) and asks the
-//! server's `/v1/decide` with this machine's credential. The server decides;
-//! nothing is decided here. Any failure — no credential, a credential for
-//! another server, no answer in time, a refusal — is an error, which the
-//! hook turns into the agent's refusal naming the server.
+//! server's `/v1/decide` with this machine's credential, over the blocking
+//! client of [`crate::team_http`] — in the hook's own process, so the
+//! remote path costs one request over the local one. Nothing is decided
+//! here.
 
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use portcullis_adapters::{Agent, Reply};
 use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, SessionStatus};
 use portcullis_paths::{Environment, FsPaths};
 use portcullis_policy::reported::Recording;
@@ -26,36 +23,26 @@ use portcullis_policy::{Decision, Policy, Reason, ReasonCode, ToolCall, Verdict}
 use portcullis_store::{DeviceCredential, NewSession};
 
 use crate::config_files::Sources;
-use crate::hook_judge::{self, Authority, ReplyText};
+use crate::hook_judge::{self, Authority};
+use crate::team_http;
 
-#[derive(clap::Args)]
-pub struct RemoteHookArgs {
-    /// The agent (`claude-code`, `codex`, `gemini`, `cursor`, `pi`).
-    agent: String,
-    #[arg(long)]
-    config: Option<PathBuf>,
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
-    /// Milliseconds left of the hook's budget.
-    #[arg(long, default_value_t = 5000)]
-    budget_ms: u64,
-}
-
-pub fn run(args: &RemoteHookArgs) -> Result<ExitCode> {
-    let deadline = Instant::now() + Duration::from_millis(args.budget_ms);
-    let agent = hook_judge::agent_of(&args.agent)?;
-    let mut payload = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut payload)
-        .context("reading the hook's payload")?;
-    let server = crate::hook_remote::governing_server().context("PORTCULLIS_SERVER is not set")?;
-    let server = server.trim_end_matches('/').to_owned();
-    let dir = args
-        .data_dir
-        .clone()
-        .unwrap_or_else(portcullis_store::default_data_dir);
-    let credential = portcullis_store::load_device_credential(&dir)
-        .with_context(|| format!("reading this machine's credential in {}", dir.display()))?
+/// Has the team server `server` judge the call.
+pub fn judge(
+    agent: Agent,
+    payload: &[u8],
+    config: Option<&Path>,
+    data_dir: &Path,
+    server: &str,
+    deadline: Instant,
+) -> Result<Reply> {
+    let server = server.trim_end_matches('/');
+    let credential = portcullis_store::load_device_credential(data_dir)
+        .with_context(|| {
+            format!(
+                "reading this machine's credential in {}",
+                data_dir.display()
+            )
+        })?
         .ok_or_else(|| {
             anyhow!(
                 "this machine is governed by {server} but is not enrolled: a person runs \
@@ -69,56 +56,35 @@ pub fn run(args: &RemoteHookArgs) -> Result<ExitCode> {
             credential.server
         );
     }
+    let target = team_http::Server::parse(server, credential.ca_file.as_deref())?;
     let env = Environment::from_process();
-    let config = args.config.clone();
-    let reply = hook_judge::judge(
+    hook_judge::judge(
         agent,
-        &payload,
-        |cwd| Ok(Sources::read(config.as_deref(), cwd, &env)),
+        payload,
+        |cwd| Ok(Sources::read(config, cwd, &env)),
         &env,
         std::env::var("PORTCULLIS_SESSION").ok(),
         None,
         deadline,
-        |policy, facts| Remote::new(credential, policy, facts, deadline),
-    )?;
-    let text = serde_json::to_string(&ReplyText::from(reply))?;
-    println!("{text}");
-    Ok(ExitCode::SUCCESS)
+        |policy, facts| {
+            Ok(Remote {
+                credential,
+                target,
+                policy,
+                facts,
+                deadline,
+            })
+        },
+    )
 }
 
 /// The team server as the authority: asks, never decides.
 struct Remote {
     credential: DeviceCredential,
+    target: team_http::Server,
     policy: Policy,
     facts: FsPaths,
     deadline: Instant,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Remote {
-    fn new(
-        credential: DeviceCredential,
-        policy: Policy,
-        facts: FsPaths,
-        deadline: Instant,
-    ) -> Result<Remote> {
-        let client = portcullis_bridge::Remote::new(credential.server.clone())
-            .client()
-            .map_err(|e| anyhow!("{e}"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
-        Ok(Remote {
-            credential,
-            policy,
-            facts,
-            deadline,
-            client,
-            runtime,
-        })
-    }
 }
 
 impl Authority for Remote {
@@ -148,25 +114,19 @@ impl Authority for Remote {
         });
         let server = &self.credential.server;
         // Leave the hook a moment to answer after the server's.
-        let left = self
-            .deadline
-            .saturating_duration_since(Instant::now())
-            .saturating_sub(Duration::from_millis(200));
-        let (status, text) = self.runtime.block_on(async {
-            let answer = self
-                .client
-                .post(format!("{server}/v1/decide"))
-                .header("x-portcullis-device", &self.credential.token)
-                .header("content-type", "application/json")
-                .body(body.to_string())
-                .timeout(left)
-                .send()
-                .await
-                .map_err(|e| anyhow!("the team server {server} did not answer: {e}"))?;
-            let status = answer.status().as_u16();
-            let text = answer.text().await.unwrap_or_default();
-            anyhow::Ok((status, text))
-        })?;
+        let until = self.deadline
+            - Duration::from_millis(100)
+                .min(self.deadline.saturating_duration_since(Instant::now()));
+        let (status, text) = self
+            .target
+            .post_json(
+                "/v1/decide",
+                &[("x-portcullis-device", &self.credential.token)],
+                body.to_string().as_bytes(),
+                until,
+            )
+            .map_err(|e| anyhow!("the team server {server} did not answer: {e:#}"))?;
+        let text = String::from_utf8_lossy(&text);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         if status != 200 {
             let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);

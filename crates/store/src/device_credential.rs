@@ -23,6 +23,10 @@ pub struct DeviceCredential {
     pub name: String,
     /// The credential (`pcd_…`).
     pub token: String,
+    /// CA certificates (PEM, an absolute path) trusted for the server beside
+    /// the system's roots, as given at enrolment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// Never the token in a debug print.
@@ -31,6 +35,7 @@ impl std::fmt::Debug for DeviceCredential {
         f.debug_struct("DeviceCredential")
             .field("server", &self.server)
             .field("name", &self.name)
+            .field("ca_file", &self.ca_file)
             .finish_non_exhaustive()
     }
 }

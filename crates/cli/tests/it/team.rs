@@ -726,3 +726,114 @@ fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when
     assert!(took < Duration::from_secs(30), "{took:?}");
     team.replicas.clear();
 }
+
+/// A team server off loopback speaks HTTPS: the hook's own client checks
+/// its certificate against the CA file the machine was enrolled with (kept
+/// in `device.json` as an absolute path, so the hook finds it from any
+/// directory). A machine without that CA is refused at enrolment and, with a
+/// credential but no CA, its hook is refused naming the server — never
+/// decided locally, never retried over plain HTTP.
+#[test]
+fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(root.path()).unwrap();
+    let (_, cert, key) = crate::support::pki::test_ca(&base);
+    let port = crate::support::serve::free_port();
+    std::fs::create_dir_all(base.join("server-home")).unwrap();
+    std::fs::write(
+        base.join("server.toml"),
+        format!("mode = \"ask\"\n[server]\naddr = \"127.0.0.1:{port}\"\n"),
+    )
+    .unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", base.join("server-home"))
+        .env("PORTCULLIS_DATA_DIR", base.join("server-data"))
+        .env("PORTCULLIS_CONFIG", base.join("server.toml"))
+        .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"))
+        .arg("serve")
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    let login = loop {
+        let line = lines.next().expect("serve printed its login URL").unwrap();
+        if let Some(url) = line.strip_prefix("open the approval UI: ") {
+            break url.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let person = login.rsplit_once("token=").unwrap().1.to_owned();
+    let server = format!("https://127.0.0.1:{port}");
+    let (home_a, home_b) = (base.join("a"), base.join("b"));
+    let data = |home: &Path| home.join("data");
+    std::fs::create_dir_all(&home_a).unwrap();
+    std::fs::create_dir_all(&home_b).unwrap();
+    let secret = base.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+
+    // Enrolled with the CA file, named relative to where enrolment ran.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = fed(
+            Command::new(env!("CARGO_BIN_EXE_portcullis"))
+                .args([
+                    "device", "enroll", "--server", &server, "--name", "laptop-a",
+                ])
+                .args(["--ca-file", "ca.pem"])
+                .env("PORTCULLIS_DATA_DIR", data(&home_a))
+                .current_dir(&base),
+            person.as_bytes(),
+        );
+        if out.status.success() {
+            break;
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(Instant::now() < deadline, "{said}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "ask", "{reason}");
+    assert!(reason.contains("outside"), "{reason}");
+
+    // Without the CA, enrolment is refused for the certificate.
+    let out = device(
+        &data(&home_b),
+        &["enroll", "--server", &server, "--name", "laptop-b"],
+        &person,
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("UnknownIssuer"), "{said}");
+    // A's credential without its CA file: the hook is refused, naming the
+    // server and the certificate, not judged here.
+    let credential: Value =
+        serde_json::from_slice(&std::fs::read(data(&home_a).join("device.json")).unwrap()).unwrap();
+    assert!(credential["ca_file"].as_str().unwrap().starts_with('/'));
+    let mut bare = credential.clone();
+    bare.as_object_mut().unwrap().remove("ca_file");
+    std::fs::create_dir_all(data(&home_b)).unwrap();
+    let path = data(&home_b).join("device.json");
+    std::fs::write(&path, bare.to_string()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (decision, reason, _) = governed_hook(&home_b, &data(&home_b), &server, "s1", &secret);
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(
+        reason.contains(&server) && reason.contains("UnknownIssuer"),
+        "{reason}"
+    );
+    // The same server named over plain HTTP is not the one A enrolled with.
+    let plain = format!("http://127.0.0.1:{port}");
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &plain, "s1", &secret);
+    assert_eq!(decision, "deny", "{reason}");
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
