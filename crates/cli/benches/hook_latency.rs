@@ -4,7 +4,9 @@
 //! `/bin/true` the same way.
 //!
 //! Each with a session and without, in the hook's own process and handed to a
-//! running `portcullis serve` over its socket.
+//! running `portcullis serve` over its socket; and on a machine governed by a
+//! team server (`PORTCULLIS_SERVER`, that same `serve` over loopback HTTP),
+//! against the goal of one loopback round trip + 1 ms over the local hook.
 //!
 //! `cargo bench -p portcullis --bench hook_latency` prints the median wall time
 //! per call of each, and its ratio to the floor, between `====` lines, then
@@ -138,9 +140,13 @@ fn bench(c: &mut Criterion) {
     };
 
     // The daemon for the same data directory: the hook hands it its calls.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
     let mut daemon = home
         .command(&bin)
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -172,6 +178,40 @@ fn bench(c: &mut Criterion) {
         }
         cmd
     };
+    // Machines enrolled with that daemon as their team server over HTTP,
+    // and with a second one serving HTTPS under a test CA (made by openssl,
+    // when there is one): the device pins that CA.
+    let plain = format!("http://127.0.0.1:{port}");
+    let mut teams = vec![(
+        "HTTP on loopback",
+        enrolled(&home, &bin, &plain, "data", "data-device", None),
+        plain,
+        Vec::new(),
+    )];
+    let tls_server = tls_team_server(&home, &bin);
+    if let Some((_, server, ca)) = &tls_server {
+        teams.push((
+            "HTTPS on loopback, the enrolled CA",
+            enrolled(&home, &bin, server, "data-tls", "data-device-tls", Some(ca)),
+            server.clone(),
+            Vec::new(),
+        ));
+    }
+    let governed = |device_dir: &Path, server: &str| {
+        let mut cmd = hook();
+        cmd.arg("--data-dir")
+            .arg(device_dir)
+            .env("PORTCULLIS_SERVER", server);
+        cmd
+    };
+    for (_, device_dir, server, _) in &teams {
+        let (_, out) = call(governed(device_dir, server), &payload);
+        let reply: serde_json::Value = serde_json::from_slice(&out).expect("the hook answers JSON");
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "allow",
+            "the team server {server} allows git status: {reply}"
+        );
+    }
     let (_, f) = call(fast(true), &payload);
     let (_, g) = call(fast(false), &payload);
     // Both paths give the same answer.
@@ -223,6 +263,9 @@ fn bench(c: &mut Criterion) {
     ];
     let mut floor_ms = Vec::with_capacity(N);
     for _ in 0..N {
+        for (_, device_dir, server, times) in teams.iter_mut() {
+            times.push(call(governed(device_dir, server), &payload).0.as_secs_f64() * 1e3);
+        }
         for (_, mode, input, times) in series.iter_mut() {
             times.push(call(through(mode), input).0.as_secs_f64() * 1e3);
         }
@@ -236,12 +279,27 @@ fn bench(c: &mut Criterion) {
     eprintln!(
         "spawn floor (/bin/true, same environment and stdin): MEDIAN {floor_med:.3} ms per call (p90 {floor_p90:.3} ms)"
     );
-    for (name, _, _, times) in series {
+    let mut local_med = 0.0;
+    for (name, mode, input, times) in series {
         let (med, p90) = median(times);
+        if mode == "off" && std::ptr::eq(input, payload.as_slice()) {
+            local_med = med;
+        }
         eprintln!(
             "portcullis hook claude-code (git status), {name}: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:.2}× the floor",
             med / floor_med
         );
+    }
+    let rtt = loopback_round_trip_ms();
+    for (name, _, _, times) in teams {
+        let (med, p90) = median(times);
+        eprintln!(
+            "governed by a team server (PORTCULLIS_SERVER, {name}), with a session: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:+.3} ms over the hook's process; goal ≤ one loopback round trip ({rtt:.3} ms) + 1 ms",
+            med - local_med
+        );
+    }
+    if tls_server.is_none() {
+        eprintln!("(no openssl here: the HTTPS team server was not measured)");
     }
     for (name, _, times) in fronts {
         let (med, p90) = median(times);
@@ -257,6 +315,10 @@ fn bench(c: &mut Criterion) {
     eprintln!("==================================================================\n");
     let _ = daemon.kill();
     let _ = daemon.wait();
+    if let Some((mut child, _, _)) = tls_server {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     let mut g = c.benchmark_group("hook");
     g.sample_size(20);
@@ -266,6 +328,135 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("spawn /bin/true", |b| b.iter(|| call(floor(), &payload)));
     g.finish();
+}
+
+/// A device data directory `device` enrolled with the team server at
+/// `server`, whose own data directory is `served` (its login token there).
+fn enrolled(
+    home: &Home,
+    bin: &Path,
+    server: &str,
+    served: &str,
+    device: &str,
+    ca: Option<&Path>,
+) -> PathBuf {
+    let device_dir = home.root.join(device);
+    let started = Instant::now();
+    loop {
+        let login =
+            std::fs::read_to_string(home.root.join(served).join("ui-token")).unwrap_or_default();
+        let mut enrol = home.command(bin);
+        enrol
+            .args(["device", "enroll", "--server", server, "--name", "bench"])
+            .arg("--data-dir")
+            .arg(&device_dir);
+        if let Some(ca) = ca {
+            enrol.arg("--ca-file").arg(ca);
+        }
+        let (_, said) = call(enrol, login.trim().as_bytes());
+        if String::from_utf8_lossy(&said).contains("enrolled") {
+            return device_dir;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "could not enrol with {server}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `portcullis serve` over HTTPS (a test CA made by openssl) for its own
+/// data directory: the child, its URL and the CA file. `None` without openssl.
+fn tls_team_server(home: &Home, bin: &Path) -> Option<(std::process::Child, String, PathBuf)> {
+    let dir = home.root.join("tls");
+    std::fs::create_dir_all(&dir).ok()?;
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+    let made = openssl(
+        &format!(
+            "req -x509 {ec} -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-CA \
+             -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign"
+        )
+        .split_whitespace()
+        .collect::<Vec<_>>(),
+    ) && openssl(
+        &format!("req {ec} -keyout server.key -out server.csr -subj /CN=127.0.0.1")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+    ) && std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").is_ok()
+        && openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext",
+        ]);
+    if !made {
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .ok()?
+        .port();
+    let child = home
+        .command(bin)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .arg("--tls-cert")
+        .arg(dir.join("server.pem"))
+        .arg("--tls-key")
+        .arg(dir.join("server.key"))
+        .env("PORTCULLIS_DATA_DIR", home.root.join("data-tls"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start portcullis serve over HTTPS");
+    Some((
+        child,
+        format!("https://127.0.0.1:{port}"),
+        dir.join("ca.pem"),
+    ))
+}
+
+/// The median of 200 request/answer exchanges of 256 bytes over one loopback
+/// TCP connection: the "one loopback round trip" of the governed goal.
+fn loopback_round_trip_ms() -> f64 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let mut buf = [0u8; 256];
+        while s.read_exact(&mut buf).is_ok() && s.write_all(&buf).is_ok() {}
+    });
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    let mut buf = [7u8; 256];
+    let times = (0..200)
+        .map(|_| {
+            let start = Instant::now();
+            s.write_all(&buf).expect("write");
+            s.read_exact(&mut buf).expect("read");
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(times).0
 }
 
 criterion_group!(benches, bench);

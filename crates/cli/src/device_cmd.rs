@@ -22,7 +22,8 @@ pub enum DeviceCmd {
         /// This machine's name there (default: its host name).
         #[arg(long)]
         name: Option<String>,
-        /// CA certificates (PEM) to trust for the server beside the system's.
+        /// The CA certificates (PEM) to trust for the server, in place of the
+        /// system's (kept with the credential: the hook trusts only these).
         #[arg(long, value_name = "PEM")]
         ca_file: Option<PathBuf>,
         /// The data directory (else `PORTCULLIS_DATA_DIR`, else the default).

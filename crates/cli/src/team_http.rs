@@ -1,6 +1,6 @@
 //! The one client that talks to a team server: a blocking HTTP/1.1 request
-//! over `http://` or `https://` (rustls with ring, the system's roots plus
-//! the CA file the device was enrolled with), bounded by a deadline.
+//! over `http://` or `https://` (rustls with ring; the CA file the device
+//! was enrolled with, else the system's roots), bounded by a deadline.
 //!
 //! It lives in the hook's own binary, without an async runtime or a pooled
 //! client, because a governed hook makes exactly one request per process and
@@ -30,7 +30,10 @@ pub struct Server {
     pub port: u16,
     /// A path the routes sit under (`""`, or `/team` without a trailing `/`).
     pub prefix: String,
-    /// CA certificates (PEM) trusted beside the system's roots (https only).
+    /// The CA certificates (PEM) trusted for this server in place of the
+    /// system's roots (https only): a team running its own CA pins it, so
+    /// no public CA can speak for the server — and the hook skips reading
+    /// the system's ~150 roots (about 0.9 ms a call, measured).
     pub ca_file: Option<PathBuf>,
 }
 
@@ -155,30 +158,61 @@ impl Server {
 
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut extra = Vec::new();
+        let mut roots = rustls::RootCertStore::empty();
         if let Some(path) = &self.ca_file {
-            use rustls::pki_types::pem::PemObject;
             let pem = std::fs::read(path)
                 .with_context(|| format!("reading the CA file {}", path.display()))?;
-            for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
-                extra.push(cert.with_context(|| format!("the CA file {}", path.display()))?);
-            }
-            if extra.is_empty() {
+            let certs = pem_certificates(&pem)
+                .with_context(|| format!("the CA file {}", path.display()))?;
+            if certs.is_empty() {
                 bail!("the CA file {} holds no PEM certificate", path.display());
             }
+            for cert in certs {
+                roots
+                    .add(cert)
+                    .with_context(|| format!("the CA file {}", path.display()))?;
+            }
+        } else {
+            roots.add_parsable_certificates(system_roots());
         }
-        let verifier =
-            rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
-                .map_err(|e| anyhow!("the certificates to trust: {e}"))?;
+        if roots.is_empty() {
+            bail!("no CA certificates to trust: none on this system, and no CA file enrolled");
+        }
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| anyhow!("TLS versions: {e}"))?
-            .dangerous()
-            // The platform's verifier, not a weakened one: "dangerous" is
-            // only rustls' name for choosing a verifier.
-            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Arc::new(config))
+    }
+}
+
+/// Every certificate in a PEM text.
+fn pem_certificates(pem: &[u8]) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+        .map(|c| c.map_err(|e| anyhow!("{e}")))
+        .collect()
+}
+
+/// The system's CA certificates, found as OpenSSL finds them: its bundle
+/// file (`SSL_CERT_FILE`, else the distribution's), and a directory only
+/// when `SSL_CERT_DIR` names one or there is no bundle. A distribution's
+/// certificate directory repeats its bundle one file per certificate, and
+/// reading all of it cost a governed hook about 2.4 ms a call (measured:
+/// 5.9 ms with the directory, 3.5 ms with the bundle alone).
+fn system_roots() -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    let dir_named = std::env::var_os("SSL_CERT_DIR").is_some_and(|d| !d.is_empty());
+    match openssl_probe::probe().cert_file {
+        Some(file) if !dir_named => {
+            use rustls::pki_types::pem::PemObject;
+            let pem = std::fs::read(file).unwrap_or_default();
+            // As OpenSSL does, a certificate that does not parse is skipped.
+            rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
+                .filter_map(Result::ok)
+                .collect()
+        }
+        _ => rustls_native_certs::load_native_certs().certs,
     }
 }
 

@@ -23,8 +23,8 @@ pub struct DeviceCredential {
     pub name: String,
     /// The credential (`pcd_…`).
     pub token: String,
-    /// CA certificates (PEM, an absolute path) trusted for the server beside
-    /// the system's roots, as given at enrolment.
+    /// The CA certificates (PEM, an absolute path) trusted for the server in
+    /// place of the system's roots, as given at enrolment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<std::path::PathBuf>,
 }
