@@ -18,6 +18,8 @@ use portcullis_store::Store;
 
 use crate::config_files::Sources;
 use crate::hook_answer::{budget, emit, event_of};
+use crate::hook_judge::Authority;
+use crate::remote_hook::Remote;
 use crate::{guard, hook_client, hook_judge};
 
 #[derive(clap::Args)]
@@ -129,20 +131,12 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         .data_dir
         .clone()
         .unwrap_or_else(portcullis_store::default_data_dir);
-    // Governed by a team server: it judges, or the call is refused.
-    if let Some(server) = crate::hook_remote::governing_server() {
-        return crate::remote_hook::judge(
-            args.agent,
-            input,
-            args.config.as_deref(),
-            &dir,
-            &server,
-            deadline,
-        )
-        .with_context(|| format!("judging this call on the team server {server}"));
-    }
+    // Governed by a team server (`PORTCULLIS_SERVER`, or `[server] url`
+    // found with the configuration): it judges, or the call is refused. A
+    // daemon beside the hook answers `Governed` for a configured one.
+    let governing = crate::hook_remote::governing_server();
     let daemon = daemon_use();
-    if daemon != DaemonUse::Off {
+    if daemon != DaemonUse::Off && governing.is_none() {
         match hook_client::forward(
             args.agent,
             input,
@@ -169,10 +163,14 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         session_env,
         Some(i64::from(std::process::id())),
         deadline,
-        |policy, facts| {
+        |policy, facts| -> Result<Box<dyn Authority>> {
+            if let Some(server) = governing.or_else(|| policy.team_server.clone()) {
+                let remote = Remote::for_machine(&server, &dir, policy, facts, deadline)?;
+                return Ok(Box::new(remote));
+            }
             let store = Store::open(&dir)
                 .with_context(|| format!("opening the store in {}", dir.display()))?;
-            Ok(Engine::new(store, policy, facts))
+            Ok(Box::new(Engine::new(store, policy, facts)))
         },
     )
 }

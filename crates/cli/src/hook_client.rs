@@ -121,5 +121,10 @@ pub fn forward(
     Ok(match response {
         HookResponse::Reply(reply) => Ok(reply.into()),
         HookResponse::Failed(why) => Err(why),
+        HookResponse::Governed(server) => {
+            return Err(NotForwarded(format!(
+                "the team server {server} governs this machine: the hook asks it"
+            )));
+        }
     })
 }

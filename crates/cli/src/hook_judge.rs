@@ -98,7 +98,23 @@ pub enum HookResponse {
     Reply(ReplyText),
     /// Judging failed (the hook's own answer to an error: a deny with it).
     Failed(String),
+    /// The configuration sent names a team server (`[server] url`): the call
+    /// is its to judge, not this daemon's; the hook asks it.
+    Governed(String),
 }
+
+/// The error a daemon's hook call ends in when its configuration names a
+/// team server: answered [`HookResponse::Governed`].
+#[derive(Debug)]
+pub struct Governed(pub String);
+
+impl std::fmt::Display for Governed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "this machine is governed by the team server {}", self.0)
+    }
+}
+
+impl std::error::Error for Governed {}
 
 /// A [`Reply`] on the wire.
 #[derive(Debug, Serialize, Deserialize)]
@@ -153,6 +169,34 @@ pub trait Authority {
         to: &HandOff,
         now: i64,
     ) -> Result<Option<Outcome>>;
+}
+
+/// Whichever authority the configuration picked (the engine, or a team server).
+impl<A: Authority + ?Sized> Authority for Box<A> {
+    fn decide(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        now: i64,
+    ) -> Result<Outcome> {
+        (**self).decide(sessions, call, ctx, now)
+    }
+
+    fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
+        (**self).wait_for_person(request, now, timeout)
+    }
+
+    fn leave_to_bridge(
+        &self,
+        sessions: &[NewSession],
+        call: &ToolCall,
+        ctx: &CallContext,
+        to: &HandOff,
+        now: i64,
+    ) -> Result<Option<Outcome>> {
+        (**self).leave_to_bridge(sessions, call, ctx, to, now)
+    }
 }
 
 impl Authority for Engine<FsPaths> {

@@ -222,6 +222,9 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
             caller,
             deadline,
             |policy, facts| {
+                if let Some(server) = &policy.team_server {
+                    return Err(anyhow::Error::new(hook_judge::Governed(server.clone())));
+                }
                 Ok(DecisionThread {
                     decider,
                     runtime,
@@ -235,7 +238,10 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
     }));
     let response = match judged {
         Ok(Ok(reply)) => HookResponse::Reply(reply.into()),
-        Ok(Err(e)) => HookResponse::Failed(format!("{e:#}")),
+        Ok(Err(e)) => match e.downcast_ref::<hook_judge::Governed>() {
+            Some(hook_judge::Governed(server)) => HookResponse::Governed(server.clone()),
+            None => HookResponse::Failed(format!("{e:#}")),
+        },
         Err(_) => HookResponse::Failed("judging this call failed (a bug in portcullis)".into()),
     };
     if let Ok(mut text) = serde_json::to_vec(&response) {

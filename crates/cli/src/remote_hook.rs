@@ -1,9 +1,10 @@
-//! The hook on a machine governed by a team server (`PORTCULLIS_SERVER`):
+//! The hook on a machine governed by a team server (`PORTCULLIS_SERVER`, or
+//! `[server] url` in the person's or the managed configuration):
 //! the call is judged by the server, never here. A server that does not
 //! answer, answers late or refuses is the agent's refusal, naming it.
 //!
 //! The call is translated exactly as a local hook translates it
-//! ([`hook_judge::judge`]), with a [`Remote`] authority in place of the
+//! (`hook_judge::judge`), with a [`Remote`] authority in place of the
 //! engine: it records the file-system facts a local decision of the call
 //! asked for (the server has none of this machine's files) and asks the
 //! server's `/v1/decide` with this machine's credential, over the blocking
@@ -15,76 +16,66 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use portcullis_adapters::{Agent, Reply};
 use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, SessionStatus};
-use portcullis_paths::{Environment, FsPaths};
+use portcullis_paths::FsPaths;
 use portcullis_policy::reported::Recording;
 use portcullis_policy::{Decision, Policy, Reason, ReasonCode, ToolCall, Verdict};
 use portcullis_store::{DeviceCredential, NewSession};
 
-use crate::config_files::Sources;
-use crate::hook_judge::{self, Authority};
+use crate::hook_judge::Authority;
 use crate::team_http;
 
-/// Has the team server `server` judge the call.
-pub fn judge(
-    agent: Agent,
-    payload: &[u8],
-    config: Option<&Path>,
-    data_dir: &Path,
-    server: &str,
-    deadline: Instant,
-) -> Result<Reply> {
-    let server = server.trim_end_matches('/');
-    let credential = portcullis_store::load_device_credential(data_dir)
-        .with_context(|| {
-            format!(
-                "reading this machine's credential in {}",
-                data_dir.display()
-            )
-        })?
-        .ok_or_else(|| {
-            anyhow!(
-                "this machine is governed by {server} but is not enrolled: a person runs \
-                 `portcullis device enroll --server {server}` on it"
-            )
-        })?;
-    if credential.server.trim_end_matches('/') != server {
-        bail!(
-            "this machine is enrolled with {}, not with {server} (PORTCULLIS_SERVER): a person \
-             enrols it again",
-            credential.server
-        );
-    }
-    let target = team_http::Server::parse(server, credential.ca_file.as_deref())?;
-    let env = Environment::from_process();
-    hook_judge::judge(
-        agent,
-        payload,
-        |cwd| Ok(Sources::read(config, cwd, &env)),
-        &env,
-        std::env::var("PORTCULLIS_SESSION").ok(),
-        None,
-        deadline,
-        |policy, facts| {
-            Ok(Remote {
-                credential,
-                target,
-                policy,
-                facts,
-                deadline,
-            })
-        },
-    )
-}
-
 /// The team server as the authority: asks, never decides.
-struct Remote {
+pub struct Remote {
     credential: DeviceCredential,
     target: team_http::Server,
     policy: Policy,
     facts: FsPaths,
     deadline: Instant,
+}
+
+impl Remote {
+    /// The team server `server` (from `PORTCULLIS_SERVER` or `[server]
+    /// url`) as this machine's authority, with the credential enrolled in
+    /// `data_dir`: refused when the machine is not enrolled, or enrolled with
+    /// another server.
+    pub fn for_machine(
+        server: &str,
+        data_dir: &Path,
+        policy: Policy,
+        facts: FsPaths,
+        deadline: Instant,
+    ) -> Result<Remote> {
+        let server = server.trim_end_matches('/');
+        let credential = portcullis_store::load_device_credential(data_dir)
+            .with_context(|| {
+                format!(
+                    "reading this machine's credential for {server} in {}",
+                    data_dir.display()
+                )
+            })?
+            .ok_or_else(|| {
+                anyhow!(
+                    "this machine is governed by {server} but is not enrolled: a person runs \
+                     `portcullis device enroll --server {server}` on it"
+                )
+            })?;
+        if credential.server.trim_end_matches('/') != server {
+            bail!(
+                "this machine is enrolled with {}, not with {server}, which governs it: a \
+                 person enrols it again",
+                credential.server
+            );
+        }
+        let target = team_http::Server::parse(server, credential.ca_file.as_deref())?;
+        Ok(Remote {
+            credential,
+            target,
+            policy,
+            facts,
+            deadline,
+        })
+    }
 }
 
 impl Authority for Remote {

@@ -231,6 +231,9 @@ pub struct Layer {
     pub server_users: Vec<ServerUser>,
     /// `[store] url` (user, managed and explicit layers only).
     pub store_url: Option<String>,
+    /// `[server] url`: the team server governing this machine's hooks (user,
+    /// managed and explicit layers only).
+    pub team_server: Option<String>,
 }
 
 /// `[secrets]`: which environment variables hold secrets, as name shapes
@@ -329,6 +332,8 @@ struct StoreToml {
 #[serde(deny_unknown_fields)]
 struct ServerToml {
     addr: Option<String>,
+    /// The team server whose decisions this machine's hooks take.
+    url: Option<String>,
     #[serde(default)]
     users: Vec<ServerUser>,
 }
@@ -523,6 +528,24 @@ impl Layer {
                     .into(),
             });
         }
+        if let Some(url) = &parsed.server.url {
+            if kind == LayerKind::Project {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: "[server] url belongs in your own or the managed configuration: a \
+                              project cannot choose who decides its calls"
+                        .into(),
+                });
+            }
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(ConfigError::Invalid {
+                    file: file.into(),
+                    message: format!(
+                        "[server] url {url:?} is not a team server's http:// or https:// URL"
+                    ),
+                });
+            }
+        }
         let once_ttl_secs = parsed.approvals.once_ttl_secs;
         if let Some(t) = once_ttl_secs
             && !ONCE_TTL_BOUNDS.contains(&t)
@@ -657,6 +680,7 @@ impl Layer {
             once_ttl_secs,
             server_users,
             store_url: parsed.store.url,
+            team_server: parsed.server.url,
         })
     }
 
@@ -718,6 +742,7 @@ impl Layer {
             once_ttl_secs: None,
             server_users: Vec::new(),
             store_url: None,
+            team_server: None,
         })
     }
 }
@@ -761,6 +786,9 @@ pub struct Policy {
     /// Where `portcullis serve` keeps its state (`[store] url`; the highest
     /// layer that says wins; `None`: SQLite in the data directory).
     pub store_url: Option<String>,
+    /// The team server that judges this machine's hook calls (`[server] url`,
+    /// as `PORTCULLIS_SERVER`; the highest layer that says wins).
+    pub team_server: Option<String>,
 }
 
 /// The approval server's default address.
@@ -801,6 +829,7 @@ impl Default for Policy {
             once_ttl_secs: DEFAULT_ONCE_TTL_SECS,
             server_users: Vec::new(),
             store_url: None,
+            team_server: None,
         }
     }
 }
@@ -853,6 +882,9 @@ impl Policy {
             }
             if let Some(url) = &l.store_url {
                 p.store_url = Some(url.clone());
+            }
+            if let Some(url) = &l.team_server {
+                p.team_server = Some(url.clone());
             }
             if let Some(c) = l.confine {
                 p.confine = c;
@@ -1086,6 +1118,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("path"), "{e}");
+    }
+
+    #[test]
+    fn the_team_server_is_chosen_by_people_not_projects() {
+        let at = |url: &str| format!("[server]\nurl = \"{url}\"\n");
+        let user = Layer::from_toml(LayerKind::User, "u.toml", &at("https://a.example")).unwrap();
+        let managed =
+            Layer::from_toml(LayerKind::Managed, "m.toml", &at("https://team.example")).unwrap();
+        assert_eq!(
+            Policy::from_layers(vec![managed, user.clone()])
+                .team_server
+                .as_deref(),
+            Some("https://team.example")
+        );
+        assert_eq!(
+            Policy::from_layers(vec![user]).team_server.as_deref(),
+            Some("https://a.example")
+        );
+        assert_eq!(Policy::default().team_server, None);
+        let e = Layer::from_toml(LayerKind::Project, "p.toml", &at("https://evil.example"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a project cannot choose who decides"), "{e}");
+        let e = Layer::from_toml(LayerKind::User, "u.toml", &at("team.example"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a team server's"), "{e}");
     }
 
     #[test]

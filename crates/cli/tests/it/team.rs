@@ -629,6 +629,29 @@ fn governed_hook(
     session: &str,
     file: &Path,
 ) -> (String, String, Duration) {
+    hook_on(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &["hook", "claude-code"],
+        home,
+        data,
+        Some(server),
+        session,
+        file,
+    )
+}
+
+/// `program ARGS` as a Claude Code `PreToolUse` hook reading `file`, on the
+/// machine `home` (data directory `data`), governed through the
+/// environment by `server` if given (else by its configuration, or not).
+fn hook_on(
+    program: &str,
+    args: &[&str],
+    home: &Path,
+    data: &Path,
+    server: Option<&str>,
+    session: &str,
+    file: &Path,
+) -> (String, String, Duration) {
     let payload = json!({
         "session_id": session, "transcript_path": "/dev/null", "cwd": home.join("proj"),
         "hook_event_name": "PreToolUse", "tool_name": "Read",
@@ -637,17 +660,18 @@ fn governed_hook(
     .to_string();
     std::fs::create_dir_all(home.join("proj/.git")).unwrap();
     let started = Instant::now();
-    let out = fed(
-        Command::new(env!("CARGO_BIN_EXE_portcullis"))
-            .args(["hook", "claude-code"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("PORTCULLIS_DATA_DIR", data)
-            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
-            .env("PORTCULLIS_SERVER", server),
-        payload.as_bytes(),
-    );
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("PORTCULLIS_DATA_DIR", data)
+        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"));
+    if let Some(server) = server {
+        command.env("PORTCULLIS_SERVER", server);
+    }
+    let out = fed(&mut command, payload.as_bytes());
     let took = started.elapsed();
     let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -836,4 +860,103 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
     assert_eq!(decision, "deny", "{reason}");
     let _ = serve.kill();
     let _ = serve.wait();
+}
+
+/// `[server] url` in the person's own configuration governs the machine as
+/// `PORTCULLIS_SERVER` does — also when a `portcullis serve` of its own runs
+/// beside the hook: that daemon answers that the call is the team server's,
+/// and the hook (or the `portcullis-hook` forwarder) asks the team server.
+#[test]
+fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemon() {
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let machine = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(machine.path()).unwrap();
+    let home = root.join("a");
+    let data = home.join("data");
+    let secret = root.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+    std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
+    std::fs::write(
+        home.join(".config/portcullis/config.toml"),
+        format!("[server]\nurl = \"{server}\"\n"),
+    )
+    .unwrap();
+    let out = device(
+        &data,
+        &["enroll", "--server", &server, "--name", "laptop-a"],
+        &team.replicas[0].token,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hook = env!("CARGO_BIN_EXE_portcullis");
+    let (decision, reason, _) = hook_on(
+        hook,
+        &["hook", "claude-code"],
+        &home,
+        &data,
+        None,
+        "s1",
+        &secret,
+    );
+    assert_eq!(decision, "ask", "{reason}");
+    let queue = team.person(0, "GET", "/v1/requests", None);
+    assert_eq!(queue[0]["session"], "laptop-a:s1", "{queue}");
+    let id = queue[0]["id"].as_i64().unwrap();
+    team.person(
+        0,
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        Some(r#"{"scope":"session"}"#),
+    );
+    // The machine's own daemon, for the same data directory: its answer
+    // would be an ask (it knows nothing of the approval on the team server).
+    let mut local = Command::new(hook)
+        .args(["serve", "--addr"])
+        .arg(format!("127.0.0.1:{}", crate::support::serve::free_port()))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("PORTCULLIS_DATA_DIR", &data)
+        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(data.join("hook.sock")).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no local daemon"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (program, args) in [
+        (hook, &["hook", "claude-code"][..]),
+        (env!("CARGO_BIN_EXE_portcullis-hook"), &["claude-code"][..]),
+    ] {
+        let (decision, reason, _) = hook_on(program, args, &home, &data, None, "s1", &secret);
+        assert_eq!(decision, "allow", "{program}: {reason}");
+    }
+    // Without the credential the machine is still governed: refused, not
+    // judged by the local daemon.
+    std::fs::remove_file(data.join("device.json")).unwrap();
+    let (decision, reason, _) = hook_on(
+        hook,
+        &["hook", "claude-code"],
+        &home,
+        &data,
+        None,
+        "s1",
+        &secret,
+    );
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("not enrolled"), "{reason}");
+    let _ = local.kill();
+    let _ = local.wait();
 }
