@@ -126,10 +126,37 @@ impl Authority for Remote {
         outcome_of(&v).with_context(|| format!("reading the answer of {server}"))
     }
 
-    /// The device asks; only a person on the server resolves, and a device
-    /// may not look: the agent is told the request's number to retry after.
-    fn wait_for_person(&self, _request: i64, _now: i64, _timeout: Duration) -> Result<HoldStatus> {
-        Ok(HoldStatus::TimedOut)
+    /// The server holds the request (its own device's only) until a person
+    /// resolves it or `timeout` passes, and says which.
+    fn wait_for_person(&self, request: i64, _now: i64, timeout: Duration) -> Result<HoldStatus> {
+        let server = &self.credential.server;
+        let until = (Instant::now() + timeout + Duration::from_secs(1)).min(
+            self.deadline
+                - Duration::from_millis(100)
+                    .min(self.deadline.saturating_duration_since(Instant::now())),
+        );
+        let body = serde_json::json!({ "timeout_ms": timeout.as_millis() as u64 });
+        let (status, text) = self
+            .target
+            .post_json(
+                &format!("/v1/device/requests/{request}/hold"),
+                &[("x-portcullis-device", &self.credential.token)],
+                body.to_string().as_bytes(),
+                until,
+            )
+            .map_err(|e| anyhow!("the team server {server} did not answer: {e:#}"))?;
+        let text = String::from_utf8_lossy(&text);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if status != 200 {
+            let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);
+            bail!("the team server {server} could not hold request #{request} ({status}): {why}");
+        }
+        match v.get("status").and_then(|s| s.as_str()) {
+            Some("approved") => Ok(HoldStatus::Approved),
+            Some("refused") => Ok(HoldStatus::Refused),
+            Some("timed_out") => Ok(HoldStatus::TimedOut),
+            other => bail!("the team server {server} held request #{request} to {other:?}"),
+        }
     }
 
     fn leave_to_bridge(

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Extension;
 use axum::Json;
@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
-use portcullis_engine::{CallContext, EngineError, SessionSources};
+use portcullis_engine::{CallContext, EngineError, HOLD_POLL, HoldStatus, SessionSources};
 use portcullis_policy::{Origin, ReasonCode, ToolCall, ToolRef, Verdict};
 use portcullis_store::{AgentKind, AuditFilter, NewSession, Resolution, unix_now};
 use serde::Deserialize;
@@ -94,6 +94,98 @@ pub struct DecideBody {
 /// The header that carries a device's credential (`portcullis device enroll`).
 pub const DEVICE_HEADER: &str = "x-portcullis-device";
 
+/// The enrolled device a call's credential (`X-Portcullis-Device`) names:
+/// `None` without one; an unknown or revoked credential is a 401.
+pub(crate) async fn device_of(state: &AppState, headers: &HeaderMap) -> AppResult<Option<String>> {
+    let Some(device) = headers.get(DEVICE_HEADER) else {
+        return Ok(None);
+    };
+    let token = device.to_str().unwrap_or_default().to_owned();
+    let known = state
+        .with_store(move |s| s.device_for_token(&token))
+        .await??;
+    match known {
+        Some(d) => Ok(Some(d.name)),
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unknown-device",
+            "this device's credential is unknown or revoked: a person enrols it again \
+             (`portcullis device enroll`)",
+        )),
+    }
+}
+
+/// The device a [`crate::routes::Access::Device`] route was called by.
+#[derive(Clone, Debug)]
+pub(crate) struct DeviceName(pub String);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HoldBody {
+    timeout_ms: u64,
+}
+
+/// The longest a device's hold waits (a hook's own timeout bounds it
+/// sooner: Claude Code's is 60 s).
+const MAX_DEVICE_HOLD: Duration = Duration::from_secs(600);
+
+/// `POST /v1/device/requests/{id}/hold`: a governed hook waits for a person
+/// to resolve a request its own device raised (`on_ask = "hold"`). The
+/// answer says only how it ended — `approved` (decide the call again: the
+/// approval made a grant), `refused` or `timed_out` — never the request.
+/// Another device's request, or one raised by no device, is not found.
+pub(crate) async fn device_hold(
+    state: Shared,
+    Extension(DeviceName(name)): Extension<DeviceName>,
+    P(id): P<i64>,
+    Body(b): Body<HoldBody>,
+) -> AppResult<Response> {
+    let request = state.with_store(move |s| s.request(id)).await??;
+    let own = request.is_some_and(|r| {
+        r.session
+            .strip_prefix(name.as_str())
+            .is_some_and(|rest| rest.starts_with(':'))
+    });
+    if !own {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no-such-request",
+            format!("this device raised no request #{id}"),
+        ));
+    }
+    let timeout = Duration::from_millis(b.timeout_ms).min(MAX_DEVICE_HOLD);
+    let now = unix_now();
+    let unavailable = |e: DecideError| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "engine-error",
+            format!("the request could not be held: {e}"),
+        )
+    };
+    let hold = state
+        .decider
+        .with_engine(move |e| e.hold(id, now, timeout))
+        .await
+        .map_err(unavailable)?;
+    let status = loop {
+        match state
+            .decider
+            .with_engine(move |e| e.hold_status(&hold))
+            .await
+            .map_err(unavailable)?
+        {
+            HoldStatus::Waiting => tokio::time::sleep(HOLD_POLL).await,
+            done => break done,
+        }
+    };
+    let status = match status {
+        HoldStatus::Approved => "approved",
+        HoldStatus::Refused => "refused",
+        HoldStatus::TimedOut | HoldStatus::Waiting => "timed_out",
+    };
+    Ok(Json(json!({ "status": status })).into_response())
+}
+
 pub(crate) async fn decide(
     state: Shared,
     headers: HeaderMap,
@@ -136,22 +228,7 @@ async fn run_decide(
         .transpose()?;
     // A machine enrolled with a team server names itself by its credential:
     // one that is unknown or revoked is refused outright.
-    let mut device_name = None;
-    if let Some(device) = headers.get(DEVICE_HEADER) {
-        let token = device.to_str().unwrap_or_default().to_owned();
-        let known = state
-            .with_store(move |s| s.device_for_token(&token))
-            .await??;
-        device_name = known.as_ref().map(|d| d.name.clone());
-        if known.is_none() {
-            return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unknown-device",
-                "this device's credential is unknown or revoked: a person enrols it again \
-                 (`portcullis device enroll`)",
-            ));
-        }
-    }
+    let device_name = device_of(state, headers).await?;
     let from_device = device_name.is_some();
     // A device speaks for the sessions of its own agents, as a hook speaks
     // for its machine's: their ids are the device's own (`NAME:ID`), so one

@@ -35,6 +35,9 @@ pub enum Access {
     /// Registering a session: the person, or a bearer token that the
     /// handler must prove is the parent session's own.
     PersonOrSessionToken,
+    /// An enrolled device (`X-Portcullis-Device`), for what its own hooks
+    /// need beyond a decision: a JSON 401 otherwise. Never a person's route.
+    Device,
 }
 
 /// One route: its method (`ANY` for every method), path and access.
@@ -70,6 +73,10 @@ pub fn table() -> Vec<(Route, Handler)> {
         (
             r("ANY", "/s/{session}/mcp/{name}/{*rest}", Public),
             any(mcp::front_rest),
+        ),
+        (
+            r("POST", "/v1/device/requests/{id}/hold", Device),
+            post(api::device_hold),
         ),
         (r("GET", "/healthz", Public), get(api::healthz)),
         (r("GET", "/metrics", Public), get(api::metrics)),
@@ -141,6 +148,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             Access::PersonOrSessionToken => {
                 handler.route_layer(middleware::from_fn_with_state(st, person_or_token))
             }
+            Access::Device => handler.route_layer(middleware::from_fn_with_state(st, device)),
         };
         router = router.route(route.path, handler);
     }
@@ -155,6 +163,18 @@ async fn person(State(state): State<Arc<AppState>>, mut req: Request, next: Next
             req.extensions_mut().insert(login);
             next.run(req).await
         }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// An enrolled device: its name for the handler; a JSON 401 otherwise.
+async fn device(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    match api::device_of(&state, req.headers()).await {
+        Ok(Some(name)) => {
+            req.extensions_mut().insert(api::DeviceName(name));
+            next.run(req).await
+        }
+        Ok(None) => ApiError::unauthorized().into_response(),
         Err(e) => e.into_response(),
     }
 }

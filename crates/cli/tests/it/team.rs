@@ -960,3 +960,87 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
     let _ = local.kill();
     let _ = local.wait();
 }
+
+/// With `on_ask = "hold"` a governed hook waits inside the agent's call
+/// while a person on the team server decides: approved, the call is judged
+/// again there and allowed; denied, refused saying so. The hold route takes
+/// only the device's own requests: another device's is not found, and a
+/// caller without a credential is refused.
+#[test]
+fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let machines = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(machines.path()).unwrap();
+    let secret = root.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+    let home = root.join("a");
+    let data = home.join("data");
+    std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
+    std::fs::write(
+        home.join(".config/portcullis/config.toml"),
+        "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 30\n",
+    )
+    .unwrap();
+    let out = device(
+        &data,
+        &["enroll", "--server", &server, "--name", "laptop-a"],
+        &team.replicas[0].token,
+    );
+    assert!(out.status.success());
+    let other = team.enrol("laptop-b");
+
+    // The person answers the pending request of session `session` with `scope`.
+    let answer = |session: &str, scope: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let id = loop {
+            let queue = team.person(0, "GET", "/v1/requests", None);
+            let pending = queue.as_array().unwrap().iter().find(|r| {
+                r["session"] == format!("laptop-a:{session}") && r["status"] == "pending"
+            });
+            if let Some(r) = pending {
+                break r["id"].as_i64().unwrap();
+            }
+            assert!(Instant::now() < deadline, "no request: {queue}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // Device B may not hold A's request.
+        let (status, _, text) = team.replicas[0].request(
+            "POST",
+            &format!("/v1/device/requests/{id}/hold"),
+            &[("X-Portcullis-Device", &other)],
+            Some(r#"{"timeout_ms":10}"#),
+        );
+        assert_eq!(status, 404, "{text}");
+        let (status, _, text) = team.replicas[0].request(
+            "POST",
+            &format!("/v1/device/requests/{id}/hold"),
+            &[],
+            Some(r#"{"timeout_ms":10}"#),
+        );
+        assert_eq!(status, 401, "{text}");
+        team.person(
+            0,
+            "POST",
+            &format!("/v1/requests/{id}/resolve"),
+            Some(&json!({ "scope": scope }).to_string()),
+        );
+        id
+    };
+    for (session, scope, verdict) in [("s1", "session", "allow"), ("s2", "deny", "deny")] {
+        let (h, d, s, f) = (home.clone(), data.clone(), server.clone(), secret.clone());
+        let session_id = session.to_owned();
+        let held = std::thread::spawn(move || governed_hook(&h, &d, &s, &session_id, &f));
+        let id = answer(session, scope);
+        let (decision, reason, took) = held.join().unwrap();
+        assert_eq!(decision, verdict, "{scope}: {reason}");
+        if verdict == "deny" {
+            assert!(
+                reason.contains(&format!("denied request #{id}")),
+                "{reason}"
+            );
+        }
+        assert!(took < Duration::from_secs(25), "{took:?}");
+    }
+}
