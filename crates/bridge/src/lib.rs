@@ -318,6 +318,7 @@ impl<A: Authority> Bridge<A> {
                 can_confine: false,
                 asked_in_agent: false,
                 agent_link: None,
+                remote_device: false,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
@@ -327,6 +328,7 @@ impl<A: Authority> Bridge<A> {
                 can_confine: false,
                 asked_in_agent: false,
                 agent_link: None,
+                remote_device: false,
             },
         }
     }

@@ -77,6 +77,12 @@ pub struct CallContext {
     /// same trip as the decision, through the link its hook recorded for
     /// this very call.
     pub agent_link: Option<AgentLink>,
+    /// The call is judged for an enrolled device (a team server's
+    /// `/v1/decide` with its credential). Device grants stay on their device
+    /// (DESIGN: never exported or synced): none in this store applies to the
+    /// call, and none is offered for its request — one would reach every
+    /// other machine the server judges for.
+    pub remote_device: bool,
 }
 
 /// Where a person saves a rule ("always"): a portcullis configuration file,
@@ -336,6 +342,7 @@ impl<F: PathFacts> Engine<F> {
             .into_iter()
             .filter(|g| {
                 g.scope != portcullis_store::GrantScope::Once
+                    && !(ctx.remote_device && g.scope == portcullis_store::GrantScope::Device)
                     && matches!(g.target, portcullis_store::GrantTarget::Path { .. })
             })
             .collect();
@@ -527,8 +534,11 @@ impl<F: PathFacts> Engine<F> {
         let mut decision = self.policy_decision(policy, facts, call, ctx);
         let mut grants_used = Vec::new();
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
-            let active =
+            let mut active =
                 store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
+            if ctx.remote_device {
+                active.retain(|g| g.scope != portcullis_store::GrantScope::Device);
+            }
             let covered = if ctx.dry_run {
                 grants::covered_without_consuming(&decision, &active, call, &policy.table, facts)
             } else {
@@ -584,6 +594,10 @@ impl<F: PathFacts> Engine<F> {
                 Some(own) => {
                     match grants::request_for(&decision, call, &policy.table, own, facts, store)? {
                         Some(mut r) => {
+                            if ctx.remote_device {
+                                r.suggested
+                                    .retain(|s| *s != portcullis_store::Resolution::Device);
+                            }
                             // An "allow once" waits as long as the
                             // configuration where the call was judged says.
                             r.once_ttl_secs = i64::try_from(policy.once_ttl_secs).ok();

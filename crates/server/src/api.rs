@@ -277,6 +277,7 @@ async fn run_decide(
         can_confine: false,
         asked_in_agent: false,
         agent_link: None,
+        remote_device: from_device,
     };
     // Facts about a file system other than this machine's: only from an
     // enrolled device, and only as large as a call needs.

@@ -1044,3 +1044,70 @@ fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
         assert!(took < Duration::from_secs(25), "{took:?}");
     }
 }
+
+/// A team server on SQLite is one store for every machine it judges for:
+/// a device grant in it (a person's device-wide approval of the server's own
+/// agent) must not reach an enrolled device's calls, and a device's request
+/// offers no device-wide approval (DESIGN: device grants stay on their
+/// device) — a resolve asking for one is refused.
+#[test]
+fn the_servers_device_grants_never_reach_an_enrolled_device() {
+    let served = Served::start();
+    let (status, _, text) = served.request(
+        "POST",
+        "/v1/devices",
+        &[("Authorization", &served.bearer())],
+        Some(r#"{"name":"laptop-a"}"#),
+    );
+    assert_eq!(status, 201, "{text}");
+    let device = body(&text)["token"].as_str().unwrap().to_owned();
+    let (status, _, text) = served.request(
+        "POST",
+        "/v1/sessions",
+        &[("Authorization", &served.bearer())],
+        Some(&json!({"id": "s1", "agent": "claude-code", "cwd": served.work}).to_string()),
+    );
+    assert_eq!(status, 201, "{text}");
+    let local = format!("Bearer {}", body(&text)["token"].as_str().unwrap());
+    let call = json!({
+        "tool": "Read", "origin": "core",
+        "input": {"file_path": served.outside}, "cwd": served.work,
+    })
+    .to_string();
+    let decide = |headers: &[(&str, &str)]| {
+        let (status, _, text) = served.request("POST", "/v1/decide", headers, Some(&call));
+        assert_eq!(status, 200, "{text}");
+        body(&text)
+    };
+    // The server's own agent asks; a person approves device-wide.
+    let first = decide(&[("X-Session-ID", "s1"), ("Authorization", &local)]);
+    assert_eq!(first["decision"], "ask", "{first}");
+    let id = first["request"]["id"].as_i64().unwrap();
+    let (status, _, text) = served.request(
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        &[("Authorization", &served.bearer())],
+        Some(r#"{"scope":"device"}"#),
+    );
+    assert_eq!(status, 200, "{text}");
+    let again = decide(&[("X-Session-ID", "s1"), ("Authorization", &local)]);
+    assert_eq!(again["decision"], "allow", "{again}");
+    // The enrolled device's same read: not covered, and not offered device-wide.
+    let remote = decide(&[("X-Session-ID", "s9"), ("X-Portcullis-Device", &device)]);
+    assert_eq!(remote["decision"], "ask", "{remote}");
+    let offered = &remote["request"]["suggested"];
+    assert!(
+        !offered.as_array().unwrap().iter().any(|s| s == "device"),
+        "{remote}"
+    );
+    let id = remote["request"]["id"].as_i64().unwrap();
+    let (status, _, text) = served.request(
+        "POST",
+        &format!("/v1/requests/{id}/resolve"),
+        &[("Authorization", &served.bearer())],
+        Some(r#"{"scope":"device"}"#),
+    );
+    assert!(status >= 400, "{status}: {text}");
+    let still = decide(&[("X-Session-ID", "s9"), ("X-Portcullis-Device", &device)]);
+    assert_eq!(still["decision"], "ask", "{still}");
+}
