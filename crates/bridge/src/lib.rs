@@ -318,7 +318,7 @@ impl<A: Authority> Bridge<A> {
                 can_confine: false,
                 asked_in_agent: false,
                 agent_link: None,
-                remote_device: false,
+                remote_device: None,
             },
             None => CallContext {
                 sources: self.shared.sources.clone(),
@@ -328,7 +328,7 @@ impl<A: Authority> Bridge<A> {
                 can_confine: false,
                 asked_in_agent: false,
                 agent_link: None,
-                remote_device: false,
+                remote_device: None,
             },
         }
     }

@@ -140,7 +140,7 @@ impl Engines {
             can_confine: self.can_confine,
             asked_in_agent: false,
             agent_link: None,
-            remote_device: false,
+            remote_device: None,
         };
         let stateful = ctx.sources.body.is_some() || ctx.sources.env.is_some();
         let engine = if stateful {

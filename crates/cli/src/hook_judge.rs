@@ -341,7 +341,7 @@ pub fn judge<A: Authority>(
         // prompt, the approval UI does not ask as well.
         asked_in_agent: on_ask == OnAsk::Agent && hook.can_ask,
         agent_link: None,
-        remote_device: false,
+        remote_device: None,
     };
     let now = crate::state::now();
     // An MCP call to a server this very agent runs behind `portcullis

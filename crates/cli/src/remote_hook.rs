@@ -12,7 +12,7 @@
 //! remote path costs one request over the local one. Nothing is decided
 //! here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -20,7 +20,9 @@ use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, Sessi
 use portcullis_paths::FsPaths;
 use portcullis_policy::reported::Recording;
 use portcullis_policy::{Decision, Policy, Reason, ReasonCode, ToolCall, Verdict};
-use portcullis_store::{DeviceCredential, NewSession};
+use portcullis_store::{
+    DeviceCredential, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store,
+};
 
 use crate::hook_judge::Authority;
 use crate::team_http;
@@ -28,6 +30,7 @@ use crate::team_http;
 /// The team server as the authority: asks, never decides.
 pub struct Remote {
     credential: DeviceCredential,
+    data_dir: PathBuf,
     target: team_http::Server,
     policy: Policy,
     facts: FsPaths,
@@ -70,12 +73,111 @@ impl Remote {
         let target = team_http::Server::parse(server, credential.ca_file.as_deref())?;
         Ok(Remote {
             credential,
+            data_dir: data_dir.to_path_buf(),
             target,
             policy,
             facts,
             deadline,
         })
     }
+}
+
+impl Remote {
+    /// How this server's device-wide approvals are marked in the local
+    /// store (its own approvals, made before the machine was governed, are
+    /// not the server's to apply).
+    fn marker(&self) -> String {
+        format!(
+            "on the team server {}",
+            self.credential.server.trim_end_matches('/')
+        )
+    }
+
+    /// The device-wide approvals this machine keeps from its team server,
+    /// as the server reads them: the request each answers and its target.
+    fn held_grants(&self) -> Result<Vec<serde_json::Value>> {
+        if !self.data_dir.join(portcullis_store::DB_FILE).exists() {
+            return Ok(Vec::new());
+        }
+        let store = Store::open(&self.data_dir).with_context(|| {
+            format!(
+                "opening this machine's store in {}",
+                self.data_dir.display()
+            )
+        })?;
+        let marker = self.marker();
+        Ok(store
+            .active_grants(&[], crate::state::now())?
+            .into_iter()
+            .filter(|g| g.scope == GrantScope::Device)
+            .filter_map(|g| {
+                let request = delivered_request(&g.approver, &marker)?;
+                Some(serde_json::json!({ "request": request, "target": g.target }))
+            })
+            .collect())
+    }
+
+    /// Keeps the device-wide approvals the server delivered in this
+    /// machine's own store (DESIGN: device grants stay on their device); the
+    /// next call reports them, and the server stops delivering them.
+    fn keep(&self, answer: &serde_json::Value) -> Result<()> {
+        let Some(deliveries) = answer.get("deliveries").and_then(|d| d.as_array()) else {
+            return Ok(());
+        };
+        let store = Store::open(&self.data_dir).with_context(|| {
+            format!(
+                "opening this machine's store in {}",
+                self.data_dir.display()
+            )
+        })?;
+        let marker = self.marker();
+        let now = crate::state::now();
+        let kept: Vec<i64> = store
+            .active_grants(&[], now)?
+            .into_iter()
+            .filter(|g| g.scope == GrantScope::Device)
+            .filter_map(|g| delivered_request(&g.approver, &marker))
+            .collect();
+        for d in deliveries {
+            let request = d
+                .get("request")
+                .and_then(|r| r.as_i64())
+                .context("a delivery without its request")?;
+            if kept.contains(&request) {
+                continue;
+            }
+            let target: GrantTarget =
+                serde_json::from_value(d.get("target").cloned().unwrap_or_default())
+                    .context("a delivery's target")?;
+            let approver = d
+                .get("approver")
+                .and_then(|a| a.as_str())
+                .unwrap_or("a person");
+            portcullis_engine::actions::add_grant(
+                &store,
+                &NewGrant {
+                    session: None,
+                    scope: GrantScope::Device,
+                    op: Op::Read,
+                    target,
+                    expires_at: None,
+                    approver: format!("{approver} (request #{request}) {marker}"),
+                    // The server's request: not one of this store's.
+                    request: None,
+                },
+                now,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The team server's request a local grant's approver names (`… (request
+/// #N) on the team server URL`), if the grant came from that server.
+fn delivered_request(approver: &str, marker: &str) -> Option<i64> {
+    let head = approver.strip_suffix(marker)?.strip_suffix(") ")?;
+    let (_, number) = head.rsplit_once("(request #")?;
+    number.parse().ok().filter(|n| *n > 0)
 }
 
 impl Authority for Remote {
@@ -102,6 +204,7 @@ impl Authority for Remote {
             "cwd": call.cwd,
             "session": session,
             "facts": recording.report(),
+            "device_grants": self.held_grants()?,
         });
         let server = &self.credential.server;
         // Leave the hook a moment to answer after the server's.
@@ -123,6 +226,7 @@ impl Authority for Remote {
             let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);
             bail!("the team server {server} refused the call ({status}): {why}");
         }
+        self.keep(&v)?;
         outcome_of(&v).with_context(|| format!("reading the answer of {server}"))
     }
 
@@ -228,4 +332,26 @@ fn outcome_of(v: &serde_json::Value) -> Result<Outcome> {
         request,
         audit_id: v.get("audit_id").and_then(|a| a.as_i64()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_servers_deliveries_are_read_back_from_the_local_store() {
+        let marker = "on the team server https://team.example";
+        let mine = format!("alice (request #12) {marker}");
+        assert_eq!(delivered_request(&mine, marker), Some(12));
+        for other in [
+            "alice".to_owned(),
+            "alice (request #12) on the team server https://other.example".to_owned(),
+            format!("alice (request #x) {marker}"),
+            format!("alice (request #-3) {marker}"),
+            format!("alice (request #0) {marker}"),
+            format!("alice request #4 {marker}"),
+        ] {
+            assert_eq!(delivered_request(&other, marker), None, "{other}");
+        }
+    }
 }

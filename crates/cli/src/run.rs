@@ -274,7 +274,7 @@ fn session_grants(
         can_confine: true,
         asked_in_agent: false,
         agent_link: None,
-        remote_device: false,
+        remote_device: None,
     };
     let (status, grants) = engine.standing_path_grants(&ctx, crate::state::now())?;
     if status != SessionStatus::Active {

@@ -130,6 +130,23 @@ pub fn add_grant(store: &Store, g: &NewGrant, now: i64) -> Result<Grant, StoreEr
     Ok(grant)
 }
 
+/// The device-wide approvals a person made for `device`'s requests that it
+/// does not keep yet, to deliver with its call's answer. Those among `held`
+/// (the requests whose approvals the device reported keeping) are recorded
+/// delivered and left out: from then on the device's own store carries them.
+pub fn deliveries_for(
+    store: &Store,
+    device: &str,
+    held: &[i64],
+    now: i64,
+) -> Result<Vec<portcullis_store::Request>, StoreError> {
+    let pending = store.deliveries(device)?;
+    let (taken, left): (Vec<_>, Vec<_>) = pending.into_iter().partition(|r| held.contains(&r.id));
+    let taken: Vec<i64> = taken.iter().map(|r| r.id).collect();
+    store.mark_delivered(device, &taken, now)?;
+    Ok(left)
+}
+
 /// Records a grant a person made directly (not from a request).
 pub fn record_grant(store: &Store, grant: &Grant, now: i64) -> Result<(), StoreError> {
     record(

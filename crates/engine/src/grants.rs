@@ -504,6 +504,7 @@ pub(crate) fn request_for(
         suggested,
         // Set by the caller, which has the policy.
         once_ttl_secs: None,
+        device: None,
     }))
 }
 

@@ -80,9 +80,21 @@ pub struct CallContext {
     /// The call is judged for an enrolled device (a team server's
     /// `/v1/decide` with its credential). Device grants stay on their device
     /// (DESIGN: never exported or synced): none in this store applies to the
-    /// call, and none is offered for its request — one would reach every
-    /// other machine the server judges for.
-    pub remote_device: bool,
+    /// call — one would reach every other machine the server judges for —
+    /// only the device's own ([`DeviceCall::grants`]).
+    pub remote_device: Option<DeviceCall>,
+}
+
+/// A call judged for an enrolled device.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceCall {
+    /// The device's name.
+    pub name: String,
+    /// The device-wide approvals that apply to its calls: those it keeps in
+    /// its own store and reported with the call, and those a person made for
+    /// it that it has not yet taken. Each is a device grant whose id is the
+    /// negated id of the request it answers (no grant row exists here).
+    pub grants: Vec<portcullis_store::Grant>,
 }
 
 /// Where a person saves a rule ("always"): a portcullis configuration file,
@@ -342,7 +354,8 @@ impl<F: PathFacts> Engine<F> {
             .into_iter()
             .filter(|g| {
                 g.scope != portcullis_store::GrantScope::Once
-                    && !(ctx.remote_device && g.scope == portcullis_store::GrantScope::Device)
+                    && !(ctx.remote_device.is_some()
+                        && g.scope == portcullis_store::GrantScope::Device)
                     && matches!(g.target, portcullis_store::GrantTarget::Path { .. })
             })
             .collect();
@@ -536,8 +549,9 @@ impl<F: PathFacts> Engine<F> {
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let mut active =
                 store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
-            if ctx.remote_device {
+            if let Some(device) = &ctx.remote_device {
                 active.retain(|g| g.scope != portcullis_store::GrantScope::Device);
+                active.extend(device.grants.iter().cloned());
             }
             let covered = if ctx.dry_run {
                 grants::covered_without_consuming(&decision, &active, call, &policy.table, facts)
@@ -550,7 +564,15 @@ impl<F: PathFacts> Engine<F> {
                     .iter()
                     .map(|id| Reason {
                         code: portcullis_policy::ReasonCode::Grant,
-                        message: format!("allowed by grant #{id}"),
+                        // A device's own approval has no grant row here.
+                        message: if *id < 0 {
+                            format!(
+                                "allowed by this device's device-wide approval of request #{}",
+                                id.unsigned_abs()
+                            )
+                        } else {
+                            format!("allowed by grant #{id}")
+                        },
                         rule: None,
                         effect: None,
                         verdict: Verdict::Allow,
@@ -594,10 +616,7 @@ impl<F: PathFacts> Engine<F> {
                 Some(own) => {
                     match grants::request_for(&decision, call, &policy.table, own, facts, store)? {
                         Some(mut r) => {
-                            if ctx.remote_device {
-                                r.suggested
-                                    .retain(|s| *s != portcullis_store::Resolution::Device);
-                            }
+                            r.device = ctx.remote_device.as_ref().map(|d| d.name.clone());
                             // An "allow once" waits as long as the
                             // configuration where the call was judged says.
                             r.once_ttl_secs = i64::try_from(policy.once_ttl_secs).ok();

@@ -39,7 +39,7 @@ const STALE: &str = concat!(
 const REQUEST_COLS: &str = "id, session, tool, op, target, reason, eligible, policy_scope, \
                             suggested, count, created_at, last_seen, status, resolved_by, \
                             resolved_at, grant_id, held_until, deny_message, deny_until, \
-                            deny_standing, once_ttl_secs";
+                            deny_standing, once_ttl_secs, device, delivered_at";
 
 /// `Vec<Resolution>` as a JSON array of words.
 struct Suggested(Vec<Resolution>);
@@ -83,6 +83,8 @@ fn request_from_row(r: &Row) -> rusqlite::Result<Request> {
         deny_until: r.get(18)?,
         deny_standing: r.get(19)?,
         once_ttl_secs: r.get(20)?,
+        device: r.get(21)?,
+        delivered_at: r.get(22)?,
     })
 }
 
@@ -101,9 +103,13 @@ impl Store {
             return Err(StoreError::DeviceGrantNotReadOnly { op: r.op });
         }
         // A shared store holds no device grants (see `add_grant_at`): it
-        // does not offer one.
+        // does not offer one — but for an enrolled device's request, whose
+        // device-wide approval is delivered to that device and kept there.
         let mut r = std::borrow::Cow::Borrowed(r);
-        if self.dialect() == crate::Dialect::Postgres && r.suggested.contains(&Resolution::Device) {
+        if self.dialect() == crate::Dialect::Postgres
+            && r.device.is_none()
+            && r.suggested.contains(&Resolution::Device)
+        {
             r.to_mut().suggested.retain(|s| *s != Resolution::Device);
         }
         let r = r.as_ref();
@@ -123,8 +129,9 @@ impl Store {
         }
         let sql = format!(
             "INSERT INTO requests (session, tool, op, target, reason, eligible, policy_scope,
-                                   suggested, count, created_at, last_seen, status, once_ttl_secs)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending', ?10)
+                                   suggested, count, created_at, last_seen, status, once_ttl_secs,
+                                   device)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, 'pending', ?10, ?11)
              ON CONFLICT (session, tool, op, target) WHERE status = 'pending'
              DO UPDATE SET count = requests.count + 1,
                            last_seen = CASE WHEN requests.last_seen > excluded.last_seen
@@ -149,7 +156,8 @@ impl Store {
                 r.policy_scope,
                 Suggested(r.suggested.clone()),
                 now,
-                r.once_ttl_secs
+                r.once_ttl_secs,
+                r.device
             ],
             request_from_row,
         )?;
@@ -353,6 +361,30 @@ impl Store {
                         reason: request.reason,
                     });
                 }
+                // An enrolled device's device-wide approval: no grant here;
+                // the device takes it into its own store (`deliveries`).
+                if scope == GrantScope::Device && request.device.is_some() {
+                    if rule.is_some() {
+                        return Err(StoreError::InvalidRequest {
+                            why: format!(
+                                "request #{id} came from an enrolled device: approve its call \
+                                 device-wide, or a rule for the session"
+                            ),
+                        });
+                    }
+                    self.exec(
+                        "resolve a permission request for its device",
+                        "UPDATE requests SET status = 'approved', resolved_by = ?2, resolved_at = ?3
+                         WHERE id = ?1 AND status = 'pending'",
+                        params![id, approver, now],
+                    )?;
+                    let request = self
+                        .load_request(id)?
+                        .ok_or(StoreError::UnknownRequest { id })?;
+                    tx.commit()
+                        .map_err(self.sql("commit a permission request resolution"))?;
+                    return Ok((request, None));
+                }
                 let new = NewGrant {
                     session: (scope != GrantScope::Device).then(|| request.session.clone()),
                     scope,
@@ -422,6 +454,43 @@ impl Store {
             )?);
         }
         Ok(out)
+    }
+
+    /// The device-wide approvals of `device`'s requests that it has not yet
+    /// confirmed it holds: approved for the device, no grant made here.
+    pub fn deliveries(&self, device: &str) -> Result<Vec<Request>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLS} FROM requests
+             WHERE device = ?1 AND status = 'approved' AND grant_id IS NULL
+                   AND delivered_at IS NULL
+             ORDER BY id"
+        );
+        self.rows(
+            "read a device's approvals",
+            &sql,
+            params![device],
+            request_from_row,
+        )
+    }
+
+    /// `device` holds the approvals of requests `ids` in its own store: they
+    /// are no longer delivered (ids of other devices' requests change nothing).
+    pub fn mark_delivered(&self, device: &str, ids: &[i64], now: i64) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let tx = self.immediate("lock the database to record a delivery")?;
+        for id in ids {
+            self.exec(
+                "record a delivery",
+                "UPDATE requests SET delivered_at = ?3
+                 WHERE id = ?1 AND device = ?2 AND status = 'approved' AND grant_id IS NULL
+                       AND delivered_at IS NULL",
+                params![id, device, now],
+            )?;
+        }
+        tx.commit().map_err(self.sql("commit a delivery"))?;
+        Ok(())
     }
 
     fn load_request(&self, id: i64) -> Result<Option<Request>> {

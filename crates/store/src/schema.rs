@@ -420,6 +420,22 @@ BEGIN
 END $$;
 "#,
     },
+    Migration {
+        version: 9,
+        name: "device-wide approvals delivered to their device",
+        sql: r#"
+-- The enrolled device whose call raised a request (NULL: none). Approved
+-- device-wide, such a request makes no grant here: the approval is
+-- delivered to that device, which keeps the grant in its own store, and
+-- `delivered_at` records when the device confirmed it holds it.
+ALTER TABLE requests ADD COLUMN device TEXT;
+ALTER TABLE requests ADD COLUMN delivered_at INTEGER;
+"#,
+        postgres: r#"
+ALTER TABLE requests ADD COLUMN device TEXT;
+ALTER TABLE requests ADD COLUMN delivered_at BIGINT;
+"#,
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -283,7 +283,8 @@ impl GrantTarget {
         serde_json::to_string(self)
     }
 
-    pub(crate) fn check(&self) -> Result<(), String> {
+    /// Why the target is not a valid one (a relative path, an empty tool …).
+    pub fn check(&self) -> Result<(), String> {
         match self {
             GrantTarget::Path { canonical, .. } => {
                 if !canonical.starts_with('/') {
@@ -480,6 +481,10 @@ pub struct NewRequest {
     /// How long a `once` grant made from it waits for the retry (`None`:
     /// [`crate::ONCE_GRANT_TTL_SECS`]).
     pub once_ttl_secs: Option<i64>,
+    /// The enrolled device whose call raised it: a device-wide approval is
+    /// delivered to that device, never made a grant in this store.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// A permission request as stored.
@@ -530,6 +535,10 @@ pub struct Request {
     /// How long a `once` grant made from it waits for the retry (`None`:
     /// [`crate::ONCE_GRANT_TTL_SECS`]).
     pub once_ttl_secs: Option<i64>,
+    /// The enrolled device whose call raised it.
+    pub device: Option<String>,
+    /// When that device confirmed it holds the device-wide approval.
+    pub delivered_at: Option<i64>,
 }
 
 /// How a person's denial reaches the agent: the same call attempted again in

@@ -1047,9 +1047,8 @@ fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
 
 /// A team server on SQLite is one store for every machine it judges for:
 /// a device grant in it (a person's device-wide approval of the server's own
-/// agent) must not reach an enrolled device's calls, and a device's request
-/// offers no device-wide approval (DESIGN: device grants stay on their
-/// device) — a resolve asking for one is refused.
+/// agent) must not reach an enrolled device's calls (DESIGN: device grants
+/// stay on their device); the device's own request is its device's.
 #[test]
 fn the_servers_device_grants_never_reach_an_enrolled_device() {
     let served = Served::start();
@@ -1092,22 +1091,122 @@ fn the_servers_device_grants_never_reach_an_enrolled_device() {
     assert_eq!(status, 200, "{text}");
     let again = decide(&[("X-Session-ID", "s1"), ("Authorization", &local)]);
     assert_eq!(again["decision"], "allow", "{again}");
-    // The enrolled device's same read: not covered, and not offered device-wide.
+    // The enrolled device's same read: not covered by the server's grant.
     let remote = decide(&[("X-Session-ID", "s9"), ("X-Portcullis-Device", &device)]);
     assert_eq!(remote["decision"], "ask", "{remote}");
-    let offered = &remote["request"]["suggested"];
-    assert!(
-        !offered.as_array().unwrap().iter().any(|s| s == "device"),
-        "{remote}"
-    );
-    let id = remote["request"]["id"].as_i64().unwrap();
+    assert_eq!(remote["request"]["device"], "laptop-a", "{remote}");
+    // Nor can a caller without a credential report a device's approvals.
     let (status, _, text) = served.request(
         "POST",
+        "/v1/decide",
+        &[("X-Session-ID", "s1"), ("Authorization", &local)],
+        Some(
+            &json!({
+                "tool": "Read", "input": {"file_path": "/etc/hostname"}, "cwd": served.work,
+                "device_grants": [{"request": 1, "target": {"kind": "path", "canonical": "/", "folder": true}}],
+            })
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("grants-without-device"), "{text}");
+}
+
+/// The seed's security case with two machines: a person's device-wide
+/// approval of laptop A's read is delivered to A and kept in A's own store —
+/// no grant in the shared database — so A's other sessions read it too,
+/// laptop B never does, and once A holds it the server applies it only
+/// when A reports it (a fresh A is asked again).
+#[test]
+fn a_device_wide_approval_is_kept_on_the_device_that_asked_and_never_reaches_another() {
+    let url = postgres_cluster::fresh_database();
+    let team = Team::start(&url, 1);
+    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let machines = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(machines.path()).unwrap();
+    let secret = root.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+    let (home_a, home_b) = (root.join("a"), root.join("b"));
+    let data = |home: &Path| home.join("data");
+    for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
+        std::fs::create_dir_all(home).unwrap();
+        let out = device(
+            &data(home),
+            &["enroll", "--server", &server, "--name", name],
+            &team.replicas[0].token,
+        );
+        assert!(out.status.success());
+    }
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "ask", "{reason}");
+    let queue = team.person(0, "GET", "/v1/requests", None);
+    let request = &queue[0];
+    assert_eq!(request["device"], "laptop-a", "{queue}");
+    assert!(
+        request["suggested"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "device"),
+        "{queue}"
+    );
+    let id = request["id"].as_i64().unwrap();
+    let resolved = team.person(
+        0,
+        "POST",
         &format!("/v1/requests/{id}/resolve"),
-        &[("Authorization", &served.bearer())],
         Some(r#"{"scope":"device"}"#),
     );
-    assert!(status >= 400, "{status}: {text}");
-    let still = decide(&[("X-Session-ID", "s9"), ("X-Portcullis-Device", &device)]);
-    assert_eq!(still["decision"], "ask", "{still}");
+    assert!(resolved["grant"].is_null(), "{resolved}");
+    let grants = team.person(0, "GET", "/v1/grants?all=true", None);
+    assert_eq!(grants.as_array().unwrap().len(), 0, "{grants}");
+
+    // A's retry is allowed, and A now keeps the approval in its own store.
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
+    assert_eq!(decision, "allow", "{reason}");
+    assert!(reason.contains(&format!("request #{id}")), "{reason}");
+    let local = rusqlite::Connection::open(data(&home_a).join("portcullis.db")).unwrap();
+    let kept: Vec<(String, String)> = local
+        .prepare("SELECT scope, approver FROM grants")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "device");
+    assert!(
+        kept[0].1.ends_with(&format!("on the team server {server}")),
+        "{kept:?}"
+    );
+    // Device-wide: A's other session reads it (reporting what A keeps).
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s2", &secret);
+    assert_eq!(decision, "allow", "{reason}");
+    // B, same session id, same read: asked.
+    let (decision, reason, _) = governed_hook(&home_b, &data(&home_b), &server, "s1", &secret);
+    assert_eq!(decision, "ask", "{reason}");
+    // Held by A now, the server no longer applies it on its own: A's call
+    // without reporting it is asked, and nothing is delivered again.
+    let credential: Value =
+        serde_json::from_slice(&std::fs::read(data(&home_a).join("device.json")).unwrap()).unwrap();
+    let call = json!({
+        "tool": "Read", "origin": "core", "session": "s3",
+        "input": {"file_path": secret}, "cwd": home_a.join("proj"),
+    })
+    .to_string();
+    let (status, _, text) = team.replicas[0].request(
+        "POST",
+        "/v1/decide",
+        &[("X-Portcullis-Device", credential["token"].as_str().unwrap())],
+        Some(&call),
+    );
+    assert_eq!(status, 200, "{text}");
+    let bare = body(&text);
+    assert_eq!(bare["decision"], "ask", "{bare}");
+    assert!(bare.get("deliveries").is_none(), "{bare}");
+    // A fresh A (its store gone) is asked again.
+    drop(local);
+    std::fs::remove_file(data(&home_a).join("portcullis.db")).unwrap();
+    let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s4", &secret);
+    assert_eq!(decision, "ask", "{reason}");
 }

@@ -47,6 +47,7 @@ const STORE_WRITES: &[&str] = &[
     "issue_token",
     "enroll_device",
     "revoke_device",
+    "mark_delivered",
 ];
 
 /// The policy's judgement: only the engine calls it.

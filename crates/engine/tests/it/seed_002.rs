@@ -395,7 +395,7 @@ fn stale_and_forged_session_ids_get_no_grants() {
         can_confine: false,
         asked_in_agent: false,
         agent_link: None,
-        remote_device: false,
+        remote_device: None,
     };
     let o = w.read_tool(&file, &http(Some("not-the-token")));
     assert_eq!(o.session_status, SessionStatus::Unauthenticated);

@@ -94,4 +94,63 @@ fn device_names_are_checked_and_never_reused() {
 crate::also_on_postgres!(
     a_device_is_found_by_its_credential_until_it_is_revoked,
     device_names_are_checked_and_never_reused,
+    a_devices_device_wide_approval_is_delivered_not_granted,
 );
+
+/// A device's request approved device-wide makes no grant in this store:
+/// it is delivered to its device until the device says it keeps it; another
+/// device's deliveries are not its own, and a rule cannot stand in for it.
+#[test]
+fn a_devices_device_wide_approval_is_delivered_not_granted() {
+    use portcullis_store::{Op, Resolution};
+    let (_dir, store) = support::store();
+    for id in ["laptop-a:s1", "laptop-b:s1"] {
+        store.register_session(&support::main_session(id)).unwrap();
+    }
+    let raised = |session: &str, device: &str, path: &str| {
+        let mut r = support::request(session, Op::Read, support::file(path));
+        r.device = Some(device.into());
+        store.raise_request(&r, 20).unwrap()
+    };
+    let a = raised("laptop-a:s1", "laptop-a", "/etc/a");
+    assert!(a.suggested.contains(&Resolution::Device), "{a:?}");
+    let b = raised("laptop-b:s1", "laptop-b", "/etc/b");
+    let (resolved, grant) = store
+        .resolve_request_with(a.id, Resolution::Device, None, "alice", 30)
+        .unwrap();
+    assert_eq!(grant, None);
+    assert_eq!(resolved.device.as_deref(), Some("laptop-a"));
+    assert_eq!(store.active_grants(&["laptop-a:s1"], 31).unwrap(), vec![]);
+    // A rule cannot stand in for a device's device-wide approval.
+    let err = store
+        .resolve_request_as(
+            b.id,
+            Resolution::Device,
+            None,
+            Some((Op::Read, support::folder("/etc"))),
+            "alice",
+            30,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("enrolled device"), "{err}");
+    store
+        .resolve_request_with(b.id, Resolution::Device, None, "alice", 30)
+        .unwrap();
+    let ids = |device: &str| -> Vec<i64> {
+        store
+            .deliveries(device)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids("laptop-a"), vec![a.id]);
+    assert_eq!(ids("laptop-b"), vec![b.id]);
+    // B saying it keeps A's approval changes nothing; A saying so does.
+    store.mark_delivered("laptop-b", &[a.id], 40).unwrap();
+    assert_eq!(ids("laptop-a"), vec![a.id]);
+    store.mark_delivered("laptop-a", &[a.id], 40).unwrap();
+    assert_eq!(ids("laptop-a"), Vec::<i64>::new());
+    assert_eq!(store.request(a.id).unwrap().unwrap().delivered_at, Some(40));
+    assert_eq!(ids("laptop-b"), vec![b.id]);
+}

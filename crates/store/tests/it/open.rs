@@ -86,6 +86,7 @@ fn reopening_keeps_everything_and_does_not_migrate_again() {
         policy_scope: "workspace".into(),
         suggested: vec![Resolution::Once],
         once_ttl_secs: None,
+        device: None,
     };
     let r = store.raise_request(&req, 100).unwrap();
     let event = AuditEvent {

@@ -94,6 +94,7 @@ pub fn request(session: &str, op: Op, target: GrantTarget) -> NewRequest {
             vec![Resolution::Once, Resolution::Session, Resolution::Deny]
         },
         once_ttl_secs: None,
+        device: None,
     }
 }
 
