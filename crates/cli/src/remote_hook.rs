@@ -191,8 +191,12 @@ impl Authority for Remote {
         // What this machine's files say, for the server to judge with: the
         // questions a (store-less, unrecorded) decision of the call asks.
         let local = Engine::pure(self.policy.clone(), Recording::new(&self.facts));
+        let asked = CallContext {
+            can_confine: ctx.can_confine,
+            ..CallContext::default()
+        };
         local
-            .decide(call, &CallContext::default(), crate::state::now())
+            .decide(call, &asked, crate::state::now())
             .context("reading this machine's facts for the call")?;
         let recording = local.facts();
         let session = ctx.sources.body.clone().or_else(|| ctx.sources.env.clone());
@@ -205,6 +209,7 @@ impl Authority for Remote {
             "session": session,
             "facts": recording.report(),
             "device_grants": self.held_grants()?,
+            "can_confine": ctx.can_confine,
         });
         let server = &self.credential.server;
         // Leave the hook a moment to answer after the server's.
@@ -318,13 +323,18 @@ fn outcome_of(v: &serde_json::Value) -> Result<Outcome> {
         Some(r) if !r.is_null() => Some(serde_json::from_value(r.clone())?),
         _ => None,
     };
+    // How the call runs confined, where the server allowed it so.
+    let confine = match v.get("confine") {
+        Some(c) if !c.is_null() => Some(serde_json::from_value(c.clone())?),
+        _ => None,
+    };
     Ok(Outcome {
         decision: Decision {
             decision: verdict,
             reasons,
             effects: Vec::new(),
             judgements: Vec::new(),
-            confine: None,
+            confine,
         },
         session: v.get("session").and_then(|s| s.as_str()).map(str::to_owned),
         session_status,

@@ -62,8 +62,9 @@ pub struct Decision {
     pub confine: Option<Confine>,
 }
 
-/// How an allowed shell call runs confined (`[confine] mode`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// How an allowed shell call runs confined (`[confine] mode`). Read back by
+/// a team server's device (its hook rewrites the call it was answered).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Confine {
     /// The confined program may use the network: the decision allowed a
     /// network effect.
@@ -75,20 +76,26 @@ pub struct Confine {
     pub write: bool,
     /// Secret paths the call was allowed to read (by a rule, a grant or a
     /// person): the confinement leaves exactly these readable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reveal: Vec<String>,
     /// Paths outside the workspace the call was allowed to write (by a rule,
     /// a grant or a person): the confinement makes exactly these writable.
     /// Never a protected path.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_also: Vec<String>,
     /// Git's own data in a repository is writable inside (`[confine]
     /// git_writes`): an allowed `git commit` works confined.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub git_writes: bool,
     /// The decision where the call cannot be confined: its verdict and reasons.
-    #[serde(skip)]
+    /// Not sent: read back, it is a refusal (a call that cannot run as it was
+    /// answered does not run).
+    #[serde(skip, default = "refused_unconfined")]
     pub unconfined: Box<(Verdict, Vec<Reason>)>,
+}
+
+fn refused_unconfined() -> Box<(Verdict, Vec<Reason>)> {
+    Box::new((Verdict::Deny, Vec::new()))
 }
 
 impl Decision {

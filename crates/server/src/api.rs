@@ -93,6 +93,10 @@ pub struct DecideBody {
     /// enrolled device only): each the request it answers and its target.
     #[serde(default)]
     device_grants: Vec<HeldGrant>,
+    /// The enrolled device's hook can run the call confined (`portcullis
+    /// run`): the answer may allow it so (`confine`).
+    #[serde(default)]
+    can_confine: bool,
 }
 
 /// A device-wide approval an enrolled device keeps: taken from a delivery
@@ -369,8 +373,9 @@ async fn run_decide(
         token: bearer.map(str::to_string),
         require_token: !admin && !from_device,
         dry_run: false,
-        // An HTTP caller runs the call itself: nothing confines it.
-        can_confine: false,
+        // An HTTP caller runs the call itself: nothing confines it — but
+        // an enrolled device's hook, which rewrites the call it is answered.
+        can_confine: from_device && body.can_confine,
         asked_in_agent: false,
         agent_link: None,
         remote_device: device_call,

@@ -1210,3 +1210,54 @@ fn a_device_wide_approval_is_kept_on_the_device_that_asked_and_never_reaches_ano
     let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s4", &secret);
     assert_eq!(decision, "ask", "{reason}");
 }
+
+/// The kernel stays the second line on a governed machine: a team server
+/// whose configuration confines shell calls (`[confine] mode = "always"`)
+/// answers a device's hook — which can rewrite the call — with the
+/// confinement, and the hook rewrites the call into `portcullis run`.
+#[test]
+fn a_governed_hook_runs_a_shell_call_confined_when_the_team_server_says_so() {
+    let served = Served::start_opts(|_| "[confine]\nmode = \"always\"\n".into(), &[], None);
+    let server = format!("http://127.0.0.1:{}", served.port);
+    let machine = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(machine.path()).unwrap();
+    let data = home.join("data");
+    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
+    let out = device(
+        &data,
+        &["enroll", "--server", &server, "--name", "laptop-a"],
+        &served.token,
+    );
+    assert!(out.status.success());
+    let payload = json!({
+        "session_id": "s1", "transcript_path": "/dev/null", "cwd": home.join("proj"),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    })
+    .to_string();
+    let out = fed(
+        Command::new(env!("CARGO_BIN_EXE_portcullis"))
+            .args(["hook", "claude-code"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("PORTCULLIS_DATA_DIR", &data)
+            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+            .env("PORTCULLIS_SERVER", &server),
+        payload.as_bytes(),
+    );
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let said = &reply["hookSpecificOutput"];
+    assert_eq!(said["permissionDecision"], "allow", "{reply}");
+    let command = said["updatedInput"]["command"].as_str().unwrap_or_default();
+    assert!(
+        command.contains("portcullis") && command.contains(" run ") && command.contains("ls"),
+        "{reply}"
+    );
+}
