@@ -7,9 +7,12 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use portcullis_engine::{CallContext, Engine, EngineError, Outcome};
+use std::time::Duration;
+
+use portcullis_engine::{CallContext, Engine, EngineError, HOLD_POLL, HoldStatus, Outcome};
 use portcullis_paths::FsPaths;
 use portcullis_policy::{Policy, ToolCall};
+use portcullis_store::unix_now;
 
 /// The engine, as a bridge reaches it. Errors are messages: the bridge
 /// refuses the call (or withholds the tool) and says why.
@@ -24,11 +27,46 @@ pub trait Authority: Send + Sync + 'static {
         ctx: CallContext,
     ) -> impl Future<Output = Result<Outcome, String>> + Send;
 
-    /// Runs `f` on the engine, off the async runtime (pins, holds, sessions).
+    /// Runs `f` on the engine, off the async runtime (pins, sessions).
     fn with_engine<R, G>(&self, f: G) -> impl Future<Output = Result<R, String>> + Send
     where
         R: Send + 'static,
         G: FnOnce(&Engine<FsPaths>) -> Result<R, EngineError> + Send + 'static;
+
+    /// Keeps a call waiting until a person resolves the request it raised,
+    /// or `timeout` passes. The engine holds (it stores the deadline, for the
+    /// UI's countdown) and reads the request; the bridge only sleeps between
+    /// looks. Never [`HoldStatus::Waiting`].
+    fn wait_for_person(
+        &self,
+        request: i64,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<HoldStatus, String>> + Send {
+        async move {
+            let hold = self
+                .with_engine(move |e| e.hold(request, unix_now(), timeout))
+                .await?;
+            loop {
+                match self.with_engine(move |e| e.hold_status(&hold)).await? {
+                    HoldStatus::Waiting => tokio::time::sleep(HOLD_POLL).await,
+                    done => return Ok(done),
+                }
+            }
+        }
+    }
+
+    /// The person at the agent approved the request once (an MCP
+    /// elicitation the client answered).
+    fn approve_once(
+        &self,
+        request: i64,
+        by: String,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        async move {
+            self.with_engine(move |e| e.approve_once(request, &by, unix_now()))
+                .await
+        }
+    }
 }
 
 /// A bridge's own engine (`portcullis mcp-bridge` on stdio). The lock is

@@ -36,7 +36,7 @@ mod axum_parts {
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use portcullis_engine::{CallContext, HOLD_POLL, HoldStatus, SessionSources, resolve_session};
+use portcullis_engine::{CallContext, HoldStatus, SessionSources, resolve_session};
 use portcullis_policy::{
     FsAccess, Manifest, McpToolName, Origin, Policy, ToolCall, ToolRef, Verdict,
 };
@@ -540,11 +540,7 @@ impl<A: Authority> Bridge<A> {
         }
         // Already resolved in the UI meanwhile: fine, judge again either way.
         let by = format!("elicitation:{}", self.shared.name);
-        self.shared
-            .authority
-            .with_engine(move |e| e.approve_once(request, &by, Self::now()))
-            .await
-            .ok()?;
+        self.shared.authority.approve_once(request, by).await.ok()?;
         self.shared
             .authority
             .decide(call.clone(), ctx.clone())
@@ -589,11 +585,7 @@ impl<A: Authority> Bridge<A> {
             && let Some(approved) = states.approved(state, request.input_responses.as_ref(), &bound)
         {
             let by = format!("elicitation:{}", self.shared.name);
-            let approve = self
-                .shared
-                .authority
-                .with_engine(move |e| e.approve_once(approved, &by, Self::now()))
-                .await;
+            let approve = self.shared.authority.approve_once(approved, by).await;
             return match approve {
                 Ok(_) => match self
                     .shared
@@ -646,18 +638,9 @@ impl<A: Authority> Bridge<A> {
     ) -> Option<portcullis_engine::Outcome> {
         let authority = &self.shared.authority;
         // The store failed: keep the refusal.
-        let hold = authority
-            .with_engine(move |e| e.hold(request, Self::now(), timeout))
-            .await
-            .ok()?;
-        loop {
-            match authority.with_engine(move |e| e.hold_status(&hold)).await {
-                Ok(HoldStatus::Waiting) => tokio::time::sleep(HOLD_POLL).await,
-                Ok(HoldStatus::Approved) => {
-                    return authority.decide(call.clone(), ctx.clone()).await.ok();
-                }
-                Ok(HoldStatus::Refused | HoldStatus::TimedOut) | Err(_) => return None,
-            }
+        match authority.wait_for_person(request, timeout).await {
+            Ok(HoldStatus::Approved) => authority.decide(call.clone(), ctx.clone()).await.ok(),
+            Ok(_) | Err(_) => None,
         }
     }
 }

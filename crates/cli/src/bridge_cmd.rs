@@ -128,15 +128,35 @@ pub fn bridge(args: &BridgeArgs) -> Result<ExitCode> {
             .ok()
             .filter(|s| !s.is_empty()),
     };
+    // Governed by a team server: it decides, as for the machine's hooks.
+    let governing = crate::hook_remote::governing_server().or_else(|| policy.team_server.clone());
+    let remote = match &governing {
+        Some(server) => Some(
+            crate::remote_hook::Remote::for_machine(
+                server,
+                &data_dir,
+                policy.clone(),
+                FsPaths::new(&scopes, &env),
+                None,
+            )
+            .with_context(|| format!("bridging `{}` for the team server {server}", args.name))?,
+        ),
+        None => None,
+    };
     let store = portcullis_store::Store::open(&data_dir)
         .with_context(|| format!("opening the store in {}", data_dir.display()))?;
-    let authority =
-        portcullis_bridge::Local::new(portcullis_engine::Engine::new(store, policy, facts));
+    let local = portcullis_bridge::Local::new(portcullis_engine::Engine::new(store, policy, facts));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(portcullis_bridge::run_stdio(opts, authority, target))?;
+    match (remote, governing) {
+        (Some(remote), Some(server)) => {
+            let authority = crate::bridge_remote::Governed::new(local, remote, &server);
+            runtime.block_on(portcullis_bridge::run_stdio(opts, authority, target))?;
+        }
+        _ => runtime.block_on(portcullis_bridge::run_stdio(opts, local, target))?,
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -21,6 +21,7 @@ mod agent_process;
 #[allow(dead_code)]
 mod agent_rules;
 mod bridge_cmd;
+mod bridge_remote;
 mod config_files;
 mod device_cmd;
 mod exit;
@@ -28,6 +29,11 @@ mod exit;
 #[allow(dead_code)]
 mod hook_judge;
 mod hook_socket;
+// Shared with `portcullis`: the governed bridge asks the team server as a
+// governed hook does.
+#[allow(dead_code)]
+mod hook_remote;
+mod remote_hook;
 mod serve;
 #[allow(dead_code)]
 mod state;

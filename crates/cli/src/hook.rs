@@ -165,7 +165,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
         deadline,
         |policy, facts| -> Result<Box<dyn Authority>> {
             if let Some(server) = governing.or_else(|| policy.team_server.clone()) {
-                let remote = Remote::for_machine(&server, &dir, policy, facts, deadline)?;
+                let remote = Remote::for_machine(&server, &dir, policy, facts, Some(deadline))?;
                 return Ok(Box::new(remote));
             }
             let store = Store::open(&dir)

@@ -34,7 +34,9 @@ pub struct Remote {
     target: team_http::Server,
     policy: Policy,
     facts: FsPaths,
-    deadline: Instant,
+    /// The caller's deadline (a hook's, within its agent's timeout); `None`:
+    /// each request has its own ([`DECISION_WAIT`]).
+    deadline: Option<Instant>,
 }
 
 impl Remote {
@@ -47,7 +49,7 @@ impl Remote {
         data_dir: &Path,
         policy: Policy,
         facts: FsPaths,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Result<Remote> {
         let server = server.trim_end_matches('/');
         let credential = portcullis_store::load_device_credential(data_dir)
@@ -82,7 +84,26 @@ impl Remote {
     }
 }
 
+/// How long a decision may take on the team server when the caller has no
+/// deadline of its own (the MCP bridge; a hook has its agent's).
+const DECISION_WAIT: Duration = Duration::from_secs(30);
+
 impl Remote {
+    /// When a request that may take `wanted` must be answered by: within
+    /// the caller's deadline, leaving a hook a moment to answer after the
+    /// server's.
+    fn until(&self, wanted: Duration) -> Instant {
+        let wanted = Instant::now() + wanted;
+        match self.deadline {
+            Some(deadline) => wanted.min(
+                deadline
+                    - Duration::from_millis(100)
+                        .min(deadline.saturating_duration_since(Instant::now())),
+            ),
+            None => wanted,
+        }
+    }
+
     /// How this server's device-wide approvals are marked in the local
     /// store (its own approvals, made before the machine was governed, are
     /// not the server's to apply).
@@ -204,6 +225,7 @@ impl Authority for Remote {
             "tool": call.tool.name,
             "origin": call.tool.origin,
             "server": call.tool.server,
+            "manifest": call.tool.manifest,
             "input": call.input,
             "cwd": call.cwd,
             "session": session,
@@ -212,10 +234,7 @@ impl Authority for Remote {
             "can_confine": ctx.can_confine,
         });
         let server = &self.credential.server;
-        // Leave the hook a moment to answer after the server's.
-        let until = self.deadline
-            - Duration::from_millis(100)
-                .min(self.deadline.saturating_duration_since(Instant::now()));
+        let until = self.until(DECISION_WAIT);
         let (status, text) = self
             .target
             .post_json(
@@ -239,11 +258,7 @@ impl Authority for Remote {
     /// resolves it or `timeout` passes, and says which.
     fn wait_for_person(&self, request: i64, _now: i64, timeout: Duration) -> Result<HoldStatus> {
         let server = &self.credential.server;
-        let until = (Instant::now() + timeout + Duration::from_secs(1)).min(
-            self.deadline
-                - Duration::from_millis(100)
-                    .min(self.deadline.saturating_duration_since(Instant::now())),
-        );
+        let until = self.until(timeout + Duration::from_secs(1));
         let body = serde_json::json!({ "timeout_ms": timeout.as_millis() as u64 });
         let (status, text) = self
             .target

@@ -97,6 +97,11 @@ pub struct DecideBody {
     /// run`): the answer may allow it so (`confine`).
     #[serde(default)]
     can_confine: bool,
+    /// What an MCP tool's definition, pinned on the device, says of it
+    /// (`readOnlyHint`, `destructiveHint`): an enrolled device only, whose
+    /// pins they are.
+    #[serde(default)]
+    manifest: Option<portcullis_policy::Manifest>,
 }
 
 /// A device-wide approval an enrolled device keeps: taken from a delivery
@@ -274,6 +279,12 @@ async fn run_decide(
     // one that is unknown or revoked is refused outright.
     let device_name = device_of(state, headers).await?;
     let from_device = device_name.is_some();
+    if !from_device && body.manifest.is_some() {
+        return Err(ApiError::bad_request(
+            "manifest-without-device",
+            "a tool's pinned manifest is taken from an enrolled device only (X-Portcullis-Device)",
+        ));
+    }
     if !from_device && !body.device_grants.is_empty() {
         return Err(ApiError::bad_request(
             "grants-without-device",
@@ -402,7 +413,7 @@ async fn run_decide(
             name: body.tool,
             origin: body.origin,
             server: body.server,
-            manifest: None,
+            manifest: body.manifest,
         },
         input: body.input,
         cwd: body.cwd,

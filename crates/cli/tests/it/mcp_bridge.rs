@@ -1076,3 +1076,104 @@ async fn a_confined_server_cannot_read_secrets_or_write_outside() {
     c.cancel().await.unwrap();
     assert!(!text(&leak).contains("KEYDATA"), "{leak:?}");
 }
+
+/// On a machine governed by a team server the bridge decides nothing
+/// itself: a write the machine's own configuration allows is refused by the
+/// server's deny rule, a read outside the workspace is asked in the server's
+/// queue under the device's session, what the server allows is allowed, and
+/// with the server gone every call is refused, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_governed_bridge_is_decided_by_the_team_server() {
+    use crate::support::serve::Served;
+    let mut team = Served::start_opts(
+        |_| {
+            "[permissions]\nallow = [\"mcp__fs__list_directory\"]\ndeny = [\"mcp__fs__write_file\"]\n"
+                .into()
+        },
+        &[],
+        None,
+    );
+    let server = format!("http://127.0.0.1:{}", team.port);
+    // The machine's own configuration would allow every call.
+    let w = World::new("mode = \"approve-for-me\"\n[permissions]\nallow = [\"mcp__fs__*\"]\n");
+    let out = {
+        use std::io::Write;
+        let mut enrol = w.portcullis();
+        let mut child = enrol
+            .args([
+                "device", "enroll", "--server", &server, "--name", "laptop-a",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(team.token.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut bridge = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
+    w.env(&mut bridge);
+    bridge
+        .env("PORTCULLIS_SERVER", &server)
+        .args(["mcp-bridge", "--name", "fs", "--session", "s1", "--"])
+        .arg(bin("mcp-server-filesystem"))
+        .arg(&w.work)
+        .arg(&w.outside);
+    let mut bridge = tokio::process::Command::from(bridge);
+    bridge.kill_on_drop(true);
+    let c = Agent::default()
+        .serve(TokioChildProcess::new(bridge).expect("spawn the bridge"))
+        .await
+        .expect("the bridge completes the MCP handshake");
+
+    let target = w.work.join("docs/new.txt");
+    let r = call(&c, "write_file", json!({"path": target, "content": "x"})).await;
+    assert!(refused(&r), "{r:?}");
+    assert!(text(&r).contains("mcp__fs__write_file"), "{r:?}");
+    assert!(!target.exists());
+
+    let r = call(&c, "list_directory", json!({"path": w.work.join("docs")})).await;
+    assert!(!refused(&r), "{r:?}");
+    assert!(text(&r).contains("a.txt"), "{r:?}");
+
+    let r = call(
+        &c,
+        "read_text_file",
+        json!({"path": w.outside.join("notes.txt")}),
+    )
+    .await;
+    assert!(refused(&r), "{r:?}");
+    let (status, _, queue) = team.request(
+        "GET",
+        "/v1/requests",
+        &[("Authorization", &team.bearer())],
+        None,
+    );
+    assert_eq!(status, 200, "{queue}");
+    let queue: Value = serde_json::from_str(&queue).unwrap();
+    assert!(
+        queue
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["session"] == "laptop-a:s1" && q["tool"] == "mcp__fs__read_text_file"),
+        "{queue}"
+    );
+
+    let _ = team.child.kill();
+    let _ = team.child.wait();
+    let r = call(&c, "list_directory", json!({"path": w.work.join("docs")})).await;
+    assert!(refused(&r), "{r:?}");
+    assert!(text(&r).contains(&server), "{r:?}");
+    let _ = c.cancel().await;
+}

@@ -1110,6 +1110,22 @@ fn the_servers_device_grants_never_reach_an_enrolled_device() {
     );
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("grants-without-device"), "{text}");
+    // Nor a tool's manifest, which would make its path arguments reads.
+    let (status, _, text) = served.request(
+        "POST",
+        "/v1/decide",
+        &[("X-Session-ID", "s1"), ("Authorization", &local)],
+        Some(
+            &json!({
+                "tool": "mcp__fs__write_file", "origin": "mcp", "server": "fs",
+                "input": {"path": "/etc/passwd"}, "cwd": served.work,
+                "manifest": {"filesystem": "read"},
+            })
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("manifest-without-device"), "{text}");
 }
 
 /// The seed's security case with two machines: a person's device-wide
