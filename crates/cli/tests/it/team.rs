@@ -1277,3 +1277,26 @@ fn a_governed_hook_runs_a_shell_call_confined_when_the_team_server_says_so() {
         "{reply}"
     );
 }
+
+/// The README's one-command trial (`scripts/team-trial --check`): a
+/// throwaway cluster, two replicas, a call asked through the second queued
+/// on the first; everything removed after.
+#[test]
+fn the_one_command_trial_runs_two_replicas_as_one_service() {
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/team-trial");
+    let out = Command::new(&script)
+        .arg("--check")
+        .env("PORTCULLIS_BIN", env!("CARGO_BIN_EXE_portcullis"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("replica 2: open the approval UI"), "{said}");
+    assert!(said.contains("one service"), "{said}");
+}
