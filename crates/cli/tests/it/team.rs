@@ -1300,3 +1300,63 @@ fn the_one_command_trial_runs_two_replicas_as_one_service() {
     assert!(said.contains("replica 2: open the approval UI"), "{said}");
     assert!(said.contains("one service"), "{said}");
 }
+
+/// A team server that takes the connection and never answers: the governed
+/// hook refuses within its budget, naming the server — never allows, and
+/// never out-waits the agent.
+#[test]
+fn a_team_server_that_never_answers_is_a_refusal_within_the_hooks_budget() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    // Accepts, reads, says nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let machine = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(machine.path()).unwrap();
+    let data = home.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let path = data.join("device.json");
+    std::fs::write(
+        &path,
+        json!({"server": server, "name": "laptop-a", "token": "pcd_x"}).to_string(),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
+    let payload = json!({
+        "session_id": "s1", "transcript_path": "/dev/null", "cwd": home.join("proj"),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    })
+    .to_string();
+    let started = Instant::now();
+    let out = fed(
+        Command::new(env!("CARGO_BIN_EXE_portcullis"))
+            .args(["hook", "claude-code"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("PORTCULLIS_DATA_DIR", &data)
+            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+            .env("PORTCULLIS_SERVER", &server)
+            .env("PORTCULLIS_HOOK_BUDGET_MS", "1500"),
+        payload.as_bytes(),
+    );
+    let took = started.elapsed();
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    });
+    let said = &reply["hookSpecificOutput"];
+    assert_eq!(said["permissionDecision"], "deny", "{reply}");
+    let reason = said["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains(&server), "{reason}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
