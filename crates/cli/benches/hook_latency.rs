@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod common;
+// The test CA the TLS tests make with openssl.
+#[path = "../tests/it/support/pki.rs"]
+mod pki;
 
 /// A throw-away home with a workspace, a data directory and a configuration.
 struct Home {
@@ -370,46 +373,11 @@ fn enrolled(
 fn tls_team_server(home: &Home, bin: &Path) -> Option<(std::process::Child, String, PathBuf)> {
     let dir = home.root.join("tls");
     std::fs::create_dir_all(&dir).ok()?;
-    let openssl = |args: &[&str]| {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
-    let made = openssl(
-        &format!(
-            "req -x509 {ec} -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-CA \
-             -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign"
-        )
-        .split_whitespace()
-        .collect::<Vec<_>>(),
-    ) && openssl(
-        &format!("req {ec} -keyout server.key -out server.csr -subj /CN=127.0.0.1")
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-    ) && std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").is_ok()
-        && openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.pem",
-            "-days",
-            "2",
-            "-extfile",
-            "ext",
-        ]);
-    if !made {
+    let openssl = Command::new("openssl").arg("version").output();
+    if !openssl.is_ok_and(|o| o.status.success()) {
         return None;
     }
+    let (ca, cert, key) = pki::test_ca(&dir);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .ok()?
@@ -418,20 +386,16 @@ fn tls_team_server(home: &Home, bin: &Path) -> Option<(std::process::Child, Stri
         .command(bin)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .arg("--tls-cert")
-        .arg(dir.join("server.pem"))
+        .arg(cert)
         .arg("--tls-key")
-        .arg(dir.join("server.key"))
+        .arg(key)
         .env("PORTCULLIS_DATA_DIR", home.root.join("data-tls"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("start portcullis serve over HTTPS");
-    Some((
-        child,
-        format!("https://127.0.0.1:{port}"),
-        dir.join("ca.pem"),
-    ))
+    Some((child, format!("https://127.0.0.1:{port}"), ca))
 }
 
 /// The median of 200 request/answer exchanges of 256 bytes over one loopback

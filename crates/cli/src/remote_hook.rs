@@ -104,6 +104,34 @@ impl Remote {
         }
     }
 
+    /// `POST`s `body` to the server's `path` with this machine's
+    /// credential, to be answered within `wanted`: its JSON answer. Why
+    /// there is none, or a refusal, is the error ("did not answer: …",
+    /// "refused (401): …"), to follow the server's name.
+    fn ask(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        wanted: Duration,
+    ) -> Result<serde_json::Value> {
+        let (status, text) = self
+            .target
+            .post_json(
+                path,
+                &[("x-portcullis-device", &self.credential.token)],
+                body.to_string().as_bytes(),
+                self.until(wanted),
+            )
+            .map_err(|e| anyhow!("did not answer: {e:#}"))?;
+        let text = String::from_utf8_lossy(&text);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if status != 200 {
+            let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);
+            bail!("refused the call ({status}): {why}");
+        }
+        Ok(v)
+    }
+
     /// How this server's device-wide approvals are marked in the local
     /// store (its own approvals, made before the machine was governed, are
     /// not the server's to apply).
@@ -234,22 +262,9 @@ impl Authority for Remote {
             "can_confine": ctx.can_confine,
         });
         let server = &self.credential.server;
-        let until = self.until(DECISION_WAIT);
-        let (status, text) = self
-            .target
-            .post_json(
-                "/v1/decide",
-                &[("x-portcullis-device", &self.credential.token)],
-                body.to_string().as_bytes(),
-                until,
-            )
-            .map_err(|e| anyhow!("the team server {server} did not answer: {e:#}"))?;
-        let text = String::from_utf8_lossy(&text);
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if status != 200 {
-            let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);
-            bail!("the team server {server} refused the call ({status}): {why}");
-        }
+        let v = self
+            .ask("/v1/decide", &body, DECISION_WAIT)
+            .map_err(|e| anyhow!("the team server {server} {e}"))?;
         self.keep(&v)?;
         outcome_of(&v).with_context(|| format!("reading the answer of {server}"))
     }
@@ -258,23 +273,14 @@ impl Authority for Remote {
     /// resolves it or `timeout` passes, and says which.
     fn wait_for_person(&self, request: i64, _now: i64, timeout: Duration) -> Result<HoldStatus> {
         let server = &self.credential.server;
-        let until = self.until(timeout + Duration::from_secs(1));
         let body = serde_json::json!({ "timeout_ms": timeout.as_millis() as u64 });
-        let (status, text) = self
-            .target
-            .post_json(
+        let v = self
+            .ask(
                 &format!("/v1/device/requests/{request}/hold"),
-                &[("x-portcullis-device", &self.credential.token)],
-                body.to_string().as_bytes(),
-                until,
+                &body,
+                timeout + Duration::from_secs(1),
             )
-            .map_err(|e| anyhow!("the team server {server} did not answer: {e:#}"))?;
-        let text = String::from_utf8_lossy(&text);
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if status != 200 {
-            let why = v.get("message").and_then(|m| m.as_str()).unwrap_or(&text);
-            bail!("the team server {server} could not hold request #{request} ({status}): {why}");
-        }
+            .map_err(|e| anyhow!("the team server {server}, holding request #{request}, {e}"))?;
         match v.get("status").and_then(|s| s.as_str()) {
             Some("approved") => Ok(HoldStatus::Approved),
             Some("refused") => Ok(HoldStatus::Refused),

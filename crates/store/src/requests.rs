@@ -324,8 +324,9 @@ impl Store {
                 status: request.status,
             });
         }
-        let grant = match how.grant_scope() {
-            None => None,
+        // `delivered`: approved for an enrolled device, no grant made here.
+        let (grant, delivered) = match how.grant_scope() {
+            None => (None, false),
             Some(scope) => {
                 let (op, target) = match &rule {
                     Some((op, target)) => {
@@ -372,35 +373,25 @@ impl Store {
                             ),
                         });
                     }
-                    self.exec(
-                        "resolve a permission request for its device",
-                        "UPDATE requests SET status = 'approved', resolved_by = ?2, resolved_at = ?3
-                         WHERE id = ?1 AND status = 'pending'",
-                        params![id, approver, now],
-                    )?;
-                    let request = self
-                        .load_request(id)?
-                        .ok_or(StoreError::UnknownRequest { id })?;
-                    tx.commit()
-                        .map_err(self.sql("commit a permission request resolution"))?;
-                    return Ok((request, None));
+                    (None, true)
+                } else {
+                    let new = NewGrant {
+                        session: (scope != GrantScope::Device).then(|| request.session.clone()),
+                        scope,
+                        op,
+                        target,
+                        // An approval left unused does not wait for a retry forever.
+                        expires_at: (scope == GrantScope::Once).then(|| {
+                            now.saturating_add(request.once_ttl_secs.unwrap_or(ONCE_GRANT_TTL_SECS))
+                        }),
+                        approver: approver.to_owned(),
+                        request: Some(id),
+                    };
+                    (Some(self.insert_grant(&new, now)?), false)
                 }
-                let new = NewGrant {
-                    session: (scope != GrantScope::Device).then(|| request.session.clone()),
-                    scope,
-                    op,
-                    target,
-                    // An approval left unused does not wait for a retry forever.
-                    expires_at: (scope == GrantScope::Once).then(|| {
-                        now.saturating_add(request.once_ttl_secs.unwrap_or(ONCE_GRANT_TTL_SECS))
-                    }),
-                    approver: approver.to_owned(),
-                    request: Some(id),
-                };
-                Some(self.insert_grant(&new, now)?)
             }
         };
-        let status = if grant.is_some() {
+        let status = if grant.is_some() || delivered {
             RequestStatus::Approved
         } else {
             RequestStatus::Denied

@@ -1096,26 +1096,12 @@ async fn a_governed_bridge_is_decided_by_the_team_server() {
     let server = format!("http://127.0.0.1:{}", team.port);
     // The machine's own configuration would allow every call.
     let w = World::new("mode = \"approve-for-me\"\n[permissions]\nallow = [\"mcp__fs__*\"]\n");
-    let out = {
-        use std::io::Write;
-        let mut enrol = w.portcullis();
-        let mut child = enrol
-            .args([
-                "device", "enroll", "--server", &server, "--name", "laptop-a",
-            ])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(team.token.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let out = crate::support::fed(
+        w.portcullis().args([
+            "device", "enroll", "--server", &server, "--name", "laptop-a",
+        ]),
+        team.token.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::fed;
 use crate::support::serve::{Served, http};
 
 #[path = "../../../store/tests/it/support/postgres.rs"]
@@ -385,19 +386,6 @@ fn a_request_raised_through_one_replica_appears_live_in_the_others_event_stream(
     next_event(&mut on_b, "request-resolved", &format!("\"id\":{id}"));
 }
 
-/// Runs `command` with `stdin` on its standard input; what it printed.
-fn fed(command: &mut Command, stdin: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    let mut child = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
 /// `portcullis device …` for the machine whose data directory is `data`.
 fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
     fed(
@@ -407,6 +395,22 @@ fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
             .env("PORTCULLIS_DATA_DIR", data),
         stdin.as_bytes(),
     )
+}
+
+/// A person enrols the machine whose data directory is `data` with
+/// `server` as `name` (`person`: their login token); it must succeed.
+#[track_caller]
+fn enrolled(data: &Path, server: &str, name: &str, person: &str) {
+    let out = device(
+        data,
+        &["enroll", "--server", server, "--name", name],
+        person,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -656,30 +660,10 @@ fn hook_on(
         "session_id": session, "transcript_path": "/dev/null", "cwd": home.join("proj"),
         "hook_event_name": "PreToolUse", "tool_name": "Read",
         "tool_input": {"file_path": file},
-    })
-    .to_string();
-    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
-    let started = Instant::now();
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PORTCULLIS_DATA_DIR", data)
-        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"));
-    if let Some(server) = server {
-        command.env("PORTCULLIS_SERVER", server);
-    }
-    let out = fed(&mut command, payload.as_bytes());
-    let took = started.elapsed();
-    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
     });
+    let started = Instant::now();
+    let reply = run_hook(program, args, home, data, server, &payload, &[]);
+    let took = started.elapsed();
     let said = &reply["hookSpecificOutput"];
     (
         said["permissionDecision"]
@@ -692,6 +676,41 @@ fn hook_on(
             .to_owned(),
         took,
     )
+}
+
+/// `program ARGS` fed the hook `payload` on the machine `home` (data
+/// directory `data`, a workspace `proj`), governed through the environment
+/// by `server` if given, with `env` added: its JSON reply.
+fn run_hook(
+    program: &str,
+    args: &[&str],
+    home: &Path,
+    data: &Path,
+    server: Option<&str>,
+    payload: &Value,
+    env: &[(&str, &str)],
+) -> Value {
+    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("PORTCULLIS_DATA_DIR", data)
+        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+        .envs(env.iter().copied());
+    if let Some(server) = server {
+        command.env("PORTCULLIS_SERVER", server);
+    }
+    let out = fed(&mut command, payload.to_string().as_bytes());
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 #[test]
@@ -707,16 +726,7 @@ fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when
     let data = |home: &Path| home.join("data");
     for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
         std::fs::create_dir_all(home).unwrap();
-        let out = device(
-            &data(home),
-            &["enroll", "--server", &server, "--name", name],
-            &team.replicas[0].token,
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        enrolled(&data(home), &server, name, &team.replicas[0].token);
     }
     // A's agent reads outside its workspace: the server's answer, with
     // the request in the server's queue under A's session.
@@ -883,16 +893,7 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
         format!("[server]\nurl = \"{server}\"\n"),
     )
     .unwrap();
-    let out = device(
-        &data,
-        &["enroll", "--server", &server, "--name", "laptop-a"],
-        &team.replicas[0].token,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    enrolled(&data, &server, "laptop-a", &team.replicas[0].token);
     let hook = env!("CARGO_BIN_EXE_portcullis");
     let (decision, reason, _) = hook_on(
         hook,
@@ -983,12 +984,7 @@ fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
         "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 30\n",
     )
     .unwrap();
-    let out = device(
-        &data,
-        &["enroll", "--server", &server, "--name", "laptop-a"],
-        &team.replicas[0].token,
-    );
-    assert!(out.status.success());
+    enrolled(&data, &server, "laptop-a", &team.replicas[0].token);
     let other = team.enrol("laptop-b");
 
     // The person answers the pending request of session `session` with `scope`.
@@ -1146,12 +1142,7 @@ fn a_device_wide_approval_is_kept_on_the_device_that_asked_and_never_reaches_ano
     let data = |home: &Path| home.join("data");
     for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
         std::fs::create_dir_all(home).unwrap();
-        let out = device(
-            &data(home),
-            &["enroll", "--server", &server, "--name", name],
-            &team.replicas[0].token,
-        );
-        assert!(out.status.success());
+        enrolled(&data(home), &server, name, &team.replicas[0].token);
     }
     let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &server, "s1", &secret);
     assert_eq!(decision, "ask", "{reason}");
@@ -1239,36 +1230,22 @@ fn a_governed_hook_runs_a_shell_call_confined_when_the_team_server_says_so() {
     let home = std::fs::canonicalize(machine.path()).unwrap();
     let data = home.join("data");
     std::fs::create_dir_all(home.join("proj/.git")).unwrap();
-    let out = device(
-        &data,
-        &["enroll", "--server", &server, "--name", "laptop-a"],
-        &served.token,
-    );
-    assert!(out.status.success());
+    enrolled(&data, &server, "laptop-a", &served.token);
     let payload = json!({
         "session_id": "s1", "transcript_path": "/dev/null", "cwd": home.join("proj"),
         "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "ls"},
-    })
-    .to_string();
-    let out = fed(
-        Command::new(env!("CARGO_BIN_EXE_portcullis"))
-            .args(["hook", "claude-code"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("PORTCULLIS_DATA_DIR", &data)
-            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
-            .env("PORTCULLIS_SERVER", &server),
-        payload.as_bytes(),
-    );
-    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
     });
+    let hook = env!("CARGO_BIN_EXE_portcullis");
+    let reply = run_hook(
+        hook,
+        &["hook", "claude-code"],
+        &home,
+        &data,
+        Some(&server),
+        &payload,
+        &[],
+    );
     let said = &reply["hookSpecificOutput"];
     assert_eq!(said["permissionDecision"], "allow", "{reply}");
     let command = said["updatedInput"]["command"].as_str().unwrap_or_default();
@@ -1328,30 +1305,23 @@ fn a_team_server_that_never_answers_is_a_refusal_within_the_hooks_budget() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::fs::create_dir_all(home.join("proj/.git")).unwrap();
     let payload = json!({
         "session_id": "s1", "transcript_path": "/dev/null", "cwd": home.join("proj"),
         "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "ls"},
-    })
-    .to_string();
+    });
     let started = Instant::now();
-    let out = fed(
-        Command::new(env!("CARGO_BIN_EXE_portcullis"))
-            .args(["hook", "claude-code"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("PORTCULLIS_DATA_DIR", &data)
-            .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
-            .env("PORTCULLIS_SERVER", &server)
-            .env("PORTCULLIS_HOOK_BUDGET_MS", "1500"),
-        payload.as_bytes(),
+    let hook = env!("CARGO_BIN_EXE_portcullis");
+    let reply = run_hook(
+        hook,
+        &["hook", "claude-code"],
+        &home,
+        &data,
+        Some(&server),
+        &payload,
+        &[("PORTCULLIS_HOOK_BUDGET_MS", "1500")],
     );
     let took = started.elapsed();
-    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
-    });
     let said = &reply["hookSpecificOutput"];
     assert_eq!(said["permissionDecision"], "deny", "{reply}");
     let reason = said["permissionDecisionReason"]

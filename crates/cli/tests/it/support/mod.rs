@@ -17,6 +17,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 /// The conformance cases vendored in `tests/data/conformance/`: `(line number, row)`.
+/// Runs `command` with `stdin` on its standard input; what it printed.
+pub fn fed(command: &mut Command, stdin: &[u8]) -> std::process::Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn conformance(name: &str) -> Vec<(usize, Value)> {
     let path = format!(
         "{}/../../tests/data/conformance/{name}",
