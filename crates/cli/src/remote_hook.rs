@@ -148,21 +148,32 @@ impl Remote {
         if !self.data_dir.join(portcullis_store::DB_FILE).exists() {
             return Ok(Vec::new());
         }
-        let store = Store::open(&self.data_dir).with_context(|| {
+        Ok(self
+            .kept(&self.local_store()?)?
+            .into_iter()
+            .map(|(request, target)| serde_json::json!({ "request": request, "target": target }))
+            .collect())
+    }
+
+    /// This machine's own store.
+    fn local_store(&self) -> Result<Store> {
+        Store::open(&self.data_dir).with_context(|| {
             format!(
                 "opening this machine's store in {}",
                 self.data_dir.display()
             )
-        })?;
+        })
+    }
+
+    /// The server's device-wide approvals `store` keeps: each request's
+    /// number and its target.
+    fn kept(&self, store: &Store) -> Result<Vec<(i64, GrantTarget)>> {
         let marker = self.marker();
         Ok(store
             .active_grants(&[], crate::state::now())?
             .into_iter()
             .filter(|g| g.scope == GrantScope::Device)
-            .filter_map(|g| {
-                let request = delivered_request(&g.approver, &marker)?;
-                Some(serde_json::json!({ "request": request, "target": g.target }))
-            })
+            .filter_map(|g| Some((delivered_request(&g.approver, &marker)?, g.target)))
             .collect())
     }
 
@@ -173,20 +184,10 @@ impl Remote {
         let Some(deliveries) = answer.get("deliveries").and_then(|d| d.as_array()) else {
             return Ok(());
         };
-        let store = Store::open(&self.data_dir).with_context(|| {
-            format!(
-                "opening this machine's store in {}",
-                self.data_dir.display()
-            )
-        })?;
+        let store = self.local_store()?;
         let marker = self.marker();
         let now = crate::state::now();
-        let kept: Vec<i64> = store
-            .active_grants(&[], now)?
-            .into_iter()
-            .filter(|g| g.scope == GrantScope::Device)
-            .filter_map(|g| delivered_request(&g.approver, &marker))
-            .collect();
+        let kept: Vec<i64> = self.kept(&store)?.into_iter().map(|(r, _)| r).collect();
         for d in deliveries {
             let request = d
                 .get("request")

@@ -397,6 +397,16 @@ fn device(data: &Path, args: &[&str], stdin: &str) -> std::process::Output {
     )
 }
 
+/// Where the test's machines live (`root/a`, `root/b` …), and a file
+/// outside every one's workspace (`root/elsewhere.txt`), which a read asks.
+fn machines() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let secret = root.join("elsewhere.txt");
+    std::fs::write(&secret, "x\n").unwrap();
+    (dir, root, secret)
+}
+
 /// A person enrols the machine whose data directory is `data` with
 /// `server` as `name` (`person`: their login token); it must succeed.
 #[track_caller]
@@ -718,10 +728,7 @@ fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when
     let url = postgres_cluster::fresh_database();
     let mut team = Team::start(&url, 1);
     let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
-    let machines = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(machines.path()).unwrap();
-    let secret = root.join("elsewhere.txt");
-    std::fs::write(&secret, "x\n").unwrap();
+    let (_machines, root, secret) = machines();
     let (home_a, home_b, home_c) = (root.join("a"), root.join("b"), root.join("c"));
     let data = |home: &Path| home.join("data");
     for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
@@ -881,12 +888,9 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
     let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
-    let machine = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(machine.path()).unwrap();
+    let (_machines, root, secret) = machines();
     let home = root.join("a");
     let data = home.join("data");
-    let secret = root.join("elsewhere.txt");
-    std::fs::write(&secret, "x\n").unwrap();
     std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
     std::fs::write(
         home.join(".config/portcullis/config.toml"),
@@ -972,10 +976,7 @@ fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
     let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
-    let machines = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(machines.path()).unwrap();
-    let secret = root.join("elsewhere.txt");
-    std::fs::write(&secret, "x\n").unwrap();
+    let (_machines, root, secret) = machines();
     let home = root.join("a");
     let data = home.join("data");
     std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
@@ -1134,10 +1135,7 @@ fn a_device_wide_approval_is_kept_on_the_device_that_asked_and_never_reaches_ano
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
     let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
-    let machines = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(machines.path()).unwrap();
-    let secret = root.join("elsewhere.txt");
-    std::fs::write(&secret, "x\n").unwrap();
+    let (_machines, root, secret) = machines();
     let (home_a, home_b) = (root.join("a"), root.join("b"));
     let data = |home: &Path| home.join("data");
     for (home, name) in [(&home_a, "laptop-a"), (&home_b, "laptop-b")] {
