@@ -61,6 +61,11 @@ impl Team {
         }
     }
 
+    /// Replica `i`'s URL.
+    fn url(&self, i: usize) -> String {
+        format!("http://127.0.0.1:{}", self.replicas[i].port)
+    }
+
     /// A Read of `file` by session `s1`, decided by replica `port`.
     fn read(&self, port: u16, file: &Path) -> (u16, Value) {
         read_as(&self.session_auth, &self.replicas[0].work, port, file)
@@ -407,6 +412,12 @@ fn machines() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     (dir, root, secret)
 }
 
+/// Writes the person's own configuration on the machine `home`.
+fn user_config(home: &Path, text: &str) {
+    std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
+    std::fs::write(home.join(".config/portcullis/config.toml"), text).unwrap();
+}
+
 /// A person enrols the machine whose data directory is `data` with
 /// `server` as `name` (`person`: their login token); it must succeed.
 #[track_caller]
@@ -727,7 +738,7 @@ fn run_hook(
 fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when_it_is_away() {
     let url = postgres_cluster::fresh_database();
     let mut team = Team::start(&url, 1);
-    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let server = team.url(0);
     let (_machines, root, secret) = machines();
     let (home_a, home_b, home_c) = (root.join("a"), root.join("b"), root.join("c"));
     let data = |home: &Path| home.join("data");
@@ -887,16 +898,11 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
 fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemon() {
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
-    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let server = team.url(0);
     let (_machines, root, secret) = machines();
     let home = root.join("a");
     let data = home.join("data");
-    std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
-    std::fs::write(
-        home.join(".config/portcullis/config.toml"),
-        format!("[server]\nurl = \"{server}\"\n"),
-    )
-    .unwrap();
+    user_config(&home, &format!("[server]\nurl = \"{server}\"\n"));
     enrolled(&data, &server, "laptop-a", &team.replicas[0].token);
     let hook = env!("CARGO_BIN_EXE_portcullis");
     let (decision, reason, _) = hook_on(
@@ -975,16 +981,14 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
 fn a_governed_hook_holds_the_call_until_a_person_on_the_team_server_decides() {
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
-    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let server = team.url(0);
     let (_machines, root, secret) = machines();
     let home = root.join("a");
     let data = home.join("data");
-    std::fs::create_dir_all(home.join(".config/portcullis")).unwrap();
-    std::fs::write(
-        home.join(".config/portcullis/config.toml"),
+    user_config(
+        &home,
         "[agents.claude-code]\non_ask = \"hold\"\nhold_timeout_secs = 30\n",
-    )
-    .unwrap();
+    );
     enrolled(&data, &server, "laptop-a", &team.replicas[0].token);
     let other = team.enrol("laptop-b");
 
@@ -1134,7 +1138,7 @@ fn the_servers_device_grants_never_reach_an_enrolled_device() {
 fn a_device_wide_approval_is_kept_on_the_device_that_asked_and_never_reaches_another() {
     let url = postgres_cluster::fresh_database();
     let team = Team::start(&url, 1);
-    let server = format!("http://127.0.0.1:{}", team.replicas[0].port);
+    let server = team.url(0);
     let (_machines, root, secret) = machines();
     let (home_a, home_b) = (root.join("a"), root.join("b"));
     let data = |home: &Path| home.join("data");
