@@ -378,7 +378,6 @@ fn an_ended_sessions_request_leaves_the_queue_by_itself() {
 /// without a certificate it refuses to start unless told plain HTTP is wanted.
 #[test]
 fn serve_speaks_https_and_refuses_plain_http_off_loopback() {
-    use std::io::BufRead;
     let root = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(root.path()).unwrap();
     let (ca, cert, key) = crate::support::pki::test_ca(&base);
@@ -413,24 +412,15 @@ fn serve_speaks_https_and_refuses_plain_http_off_loopback() {
         "{said}"
     );
 
-    let mut child = portcullis()
-        .arg("serve")
-        .arg("--tls-cert")
-        .arg(&cert)
-        .arg("--tls-key")
-        .arg(&key)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let login = loop {
-        let line = lines.next().expect("serve printed its login URL").unwrap();
-        if let Some(url) = line.strip_prefix("open the approval UI: ") {
-            break url.to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let (mut child, login) = support::serve::serve_and_login(
+        portcullis(),
+        &[
+            "--tls-cert".as_ref(),
+            cert.as_os_str(),
+            "--tls-key".as_ref(),
+            key.as_os_str(),
+        ],
+    );
     assert!(
         login.starts_with(&format!("https://127.0.0.1:{port}/login?token=")),
         "{login}"

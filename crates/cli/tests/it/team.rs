@@ -787,7 +787,6 @@ fn a_hook_on_an_enrolled_machine_is_governed_by_the_team_server_and_refuses_when
 /// decided locally, never retried over plain HTTP.
 #[test]
 fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
-    use std::io::BufRead;
     let root = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(root.path()).unwrap();
     let (_, cert, key) = crate::support::pki::test_ca(&base);
@@ -798,30 +797,23 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
         format!("mode = \"ask\"\n[server]\naddr = \"127.0.0.1:{port}\"\n"),
     )
     .unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_portcullis"));
+    command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", base.join("server-home"))
         .env("PORTCULLIS_DATA_DIR", base.join("server-data"))
         .env("PORTCULLIS_CONFIG", base.join("server.toml"))
-        .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"))
-        .arg("serve")
-        .arg("--tls-cert")
-        .arg(&cert)
-        .arg("--tls-key")
-        .arg(&key)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(serve.stdout.take().unwrap()).lines();
-    let login = loop {
-        let line = lines.next().expect("serve printed its login URL").unwrap();
-        if let Some(url) = line.strip_prefix("open the approval UI: ") {
-            break url.to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+        .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"));
+    let (mut serve, login) = crate::support::serve::serve_and_login(
+        command,
+        &[
+            "--tls-cert".as_ref(),
+            cert.as_os_str(),
+            "--tls-key".as_ref(),
+            key.as_os_str(),
+        ],
+    );
     let person = login.rsplit_once("token=").unwrap().1.to_owned();
     let server = format!("https://127.0.0.1:{port}");
     let (home_a, home_b) = (base.join("a"), base.join("b"));

@@ -292,3 +292,31 @@ pub fn http(
         .collect();
     (status, headers, body.to_string())
 }
+
+/// Runs `command` (a `portcullis` to which `serve` and these arguments are
+/// added) and reads its login link, draining its output after: the child
+/// and the link.
+pub fn serve_and_login(
+    mut command: Command,
+    args: &[&std::ffi::OsStr],
+) -> (std::process::Child, String) {
+    let mut child = command
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start portcullis serve");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let login = loop {
+        let line = lines
+            .next()
+            .expect("serve printed its login URL")
+            .expect("serve's stdout");
+        if let Some(url) = line.strip_prefix("open the approval UI: ") {
+            break url.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (child, login)
+}
