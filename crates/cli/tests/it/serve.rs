@@ -412,8 +412,10 @@ fn serve_speaks_https_and_refuses_plain_http_off_loopback() {
         "{said}"
     );
 
+    let mut quiet = portcullis();
+    quiet.stderr(std::process::Stdio::null());
     let (mut child, login) = support::serve::serve_and_login(
-        portcullis(),
+        quiet,
         &[
             "--tls-cert".as_ref(),
             cert.as_os_str(),

@@ -804,7 +804,8 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
         .env("HOME", base.join("server-home"))
         .env("PORTCULLIS_DATA_DIR", base.join("server-data"))
         .env("PORTCULLIS_CONFIG", base.join("server.toml"))
-        .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"));
+        .env("PORTCULLIS_MANAGED_CONFIG", base.join("none.toml"))
+        .stderr(std::process::Stdio::null());
     let (mut serve, login) = crate::support::serve::serve_and_login(
         command,
         &[

@@ -107,26 +107,8 @@ impl Served {
                 .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
                 .arg(inner.get_program());
         }
-        let mut child = command
-            .arg("serve")
-            .args(args)
-            .current_dir(&work)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start portcullis serve");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let login_url = loop {
-            let line = lines
-                .next()
-                .expect("serve printed its login URL")
-                .expect("serve's stdout");
-            if let Some(url) = line.strip_prefix("open the approval UI: ") {
-                break url.to_string();
-            }
-        };
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        command.current_dir(&work).stderr(Stdio::inherit());
+        let (child, login_url) = serve_and_login(command, args);
         let token = login_url.rsplit_once("token=").unwrap().1.to_string();
         let served = Served {
             child,
@@ -296,15 +278,14 @@ pub fn http(
 /// Runs `command` (a `portcullis` to which `serve` and these arguments are
 /// added) and reads its login link, draining its output after: the child
 /// and the link.
-pub fn serve_and_login(
+pub fn serve_and_login<S: AsRef<std::ffi::OsStr>>(
     mut command: Command,
-    args: &[&std::ffi::OsStr],
+    args: &[S],
 ) -> (std::process::Child, String) {
     let mut child = command
         .arg("serve")
         .args(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .expect("start portcullis serve");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -317,6 +298,7 @@ pub fn serve_and_login(
             break url.to_string();
         }
     };
+    // Keep draining stdout so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     (child, login)
 }
