@@ -73,6 +73,10 @@ impl Remote {
             );
         }
         let target = team_http::Server::parse(server, credential.ca_file.as_deref())?;
+        // The policy records what this machine's files say; a configuration
+        // naming the team server would refuse every call here unasked.
+        let mut policy = policy;
+        policy.team_server = None;
         Ok(Remote {
             credential,
             data_dir: data_dir.to_path_buf(),

@@ -687,6 +687,21 @@ impl<F: PathFacts> Engine<F> {
         call: &ToolCall,
         ctx: &CallContext,
     ) -> Decision {
+        // A machine governed by a team server (`[server] url`) has that
+        // server decide its calls, whichever front door they reach here by
+        // (the daemon's HTTP API, MCP over HTTP, `check`): none is allowed
+        // here. A device's call on the team server itself is that server's.
+        if let Some(server) = &policy.team_server
+            && ctx.remote_device.is_none()
+        {
+            return Decision::refused(
+                portcullis_policy::ReasonCode::GovernedElsewhere,
+                format!(
+                    "this machine is governed by the team server {server}: it decides this call, \
+                     not this portcullis"
+                ),
+            );
+        }
         let decision = match &self.skill {
             Some(skill) => decide_with_skill(call, policy, facts, skill),
             None => decide(call, policy, facts),

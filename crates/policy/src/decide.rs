@@ -99,6 +99,24 @@ fn refused_unconfined() -> Box<(Verdict, Vec<Reason>)> {
 }
 
 impl Decision {
+    /// A deny for one reason, with no effect judged: the call was not
+    /// analysed (a front door's or the engine's refusal).
+    pub fn refused(code: ReasonCode, message: String) -> Decision {
+        Decision {
+            decision: Verdict::Deny,
+            reasons: vec![Reason {
+                code,
+                message,
+                rule: None,
+                effect: None,
+                verdict: Verdict::Deny,
+            }],
+            effects: Vec::new(),
+            judgements: Vec::new(),
+            confine: None,
+        }
+    }
+
     /// After a person's grant turned this decision into an allow: under
     /// `[confine] mode = "always"` a shell call still runs confined.
     pub fn confine_granted(&mut self, call: &ToolCall, policy: &Policy) {

@@ -130,6 +130,9 @@ reason_codes! {
     BadInput = "bad-input",
     /// A tool name fails `check_tool_name`.
     BadToolName = "bad-tool-name",
+    /// The configuration names a team server (`[server] url`) that decides
+    /// this machine's calls: nothing here decides them.
+    GovernedElsewhere = "governed-elsewhere",
 }
 
 impl ReasonCode {
@@ -177,6 +180,8 @@ impl ReasonCode {
             Unattended => false,
             // Front doors' refusals: the call was never judged.
             SessionConflict | ConfigError | BadInput | BadToolName => false,
+            // Another server decides this machine's calls: ask it.
+            GovernedElsewhere => false,
             // Allows and notes: nothing refused, nothing to override.
             RuleAllow | Grant | ModeFullAccess | ModeApproveForMe | ReadOnlyProgram
             | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName

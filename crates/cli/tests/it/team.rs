@@ -919,9 +919,10 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
     );
     // The machine's own daemon, for the same data directory: its answer
     // would be an ask (it knows nothing of the approval on the team server).
+    let local_port = crate::support::serve::free_port();
     let mut local = Command::new(hook)
         .args(["serve", "--addr"])
-        .arg(format!("127.0.0.1:{}", crate::support::serve::free_port()))
+        .arg(format!("127.0.0.1:{local_port}"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &home)
@@ -947,6 +948,40 @@ fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemo
         let (decision, reason, _) = hook_on(program, args, &home, &data, None, "s1", &secret);
         assert_eq!(decision, "allow", "{program}: {reason}");
     }
+    // Nor does the machine's own daemon decide over HTTP, or `check`: the
+    // team server decides this machine's calls.
+    let person = std::fs::read_to_string(data.join("ui-token")).unwrap();
+    let (status, _, text) = http(
+        local_port,
+        "POST",
+        "/v1/decide",
+        &[("Authorization", &format!("Bearer {}", person.trim()))],
+        Some(
+            &json!({"tool": "Read", "origin": "core", "input": {"file_path": secret},
+                    "cwd": home.join("proj")})
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 200, "{text}");
+    let answer = body(&text);
+    assert_eq!(answer["decision"], "deny", "{answer}");
+    assert_eq!(
+        answer["reasons"][0]["code"], "governed-elsewhere",
+        "{answer}"
+    );
+    let out = Command::new(hook)
+        .args(["check", "--tool", "Read", "--input"])
+        .arg(json!({"file_path": home.join("proj/README.md")}).to_string())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("PORTCULLIS_DATA_DIR", &data)
+        .env("PORTCULLIS_MANAGED_CONFIG", home.join("none.toml"))
+        .current_dir(home.join("proj"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("governed-elsewhere"), "{said}");
     // Without the credential the machine is still governed: refused, not
     // judged by the local daemon.
     std::fs::remove_file(data.join("device.json")).unwrap();

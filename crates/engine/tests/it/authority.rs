@@ -267,3 +267,34 @@ fn an_mcp_call_left_to_the_bridge_is_linked_once_and_a_denied_one_stays_with_the
     );
     assert_eq!(find(&delete.tool.name, 9), LinkedSession::None);
 }
+
+/// A configuration naming a team server (`[server] url`) leaves every
+/// decision to it: whatever the policy would say, this engine refuses —
+/// except a device's call on the team server itself, which is its to judge.
+#[test]
+fn a_machine_governed_by_a_team_server_decides_nothing_itself() {
+    let mut policy = Policy {
+        mode: portcullis_policy::Mode::FullAccess,
+        ..Policy::default()
+    };
+    let engine = Engine::pure(policy.clone(), facts());
+    let allowed = engine
+        .decide(&mcp_call(), &CallContext::default(), 1)
+        .unwrap();
+    assert_eq!(allowed.decision.decision, Verdict::Allow, "{allowed:?}");
+    policy.team_server = Some("https://team.example".into());
+    let engine = Engine::pure(policy, facts());
+    let o = engine
+        .decide(&mcp_call(), &CallContext::default(), 1)
+        .unwrap();
+    assert_eq!(o.decision.decision, Verdict::Deny);
+    assert_eq!(o.decision.reasons[0].code, ReasonCode::GovernedElsewhere);
+    assert!(o.decision.reasons[0].message.contains("https://team.example"));
+    assert!(!ReasonCode::GovernedElsewhere.overridable());
+    let device = CallContext {
+        remote_device: Some(portcullis_engine::DeviceCall::default()),
+        ..CallContext::default()
+    };
+    let o = engine.decide(&mcp_call(), &device, 1).unwrap();
+    assert_eq!(o.decision.decision, Verdict::Allow, "{o:?}");
+}
