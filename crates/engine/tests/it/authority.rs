@@ -289,7 +289,11 @@ fn a_machine_governed_by_a_team_server_decides_nothing_itself() {
         .unwrap();
     assert_eq!(o.decision.decision, Verdict::Deny);
     assert_eq!(o.decision.reasons[0].code, ReasonCode::GovernedElsewhere);
-    assert!(o.decision.reasons[0].message.contains("https://team.example"));
+    assert!(
+        o.decision.reasons[0]
+            .message
+            .contains("https://team.example")
+    );
     assert!(!ReasonCode::GovernedElsewhere.overridable());
     let device = CallContext {
         remote_device: Some(portcullis_engine::DeviceCall::default()),
