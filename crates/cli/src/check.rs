@@ -166,20 +166,7 @@ impl Engines {
             Err(e @ EngineError::SessionConflict { .. }) => {
                 let message = e.to_string();
                 let v = refusal(ReasonCode::SessionConflict, message.clone());
-                let d: Decision = Decision {
-                    decision: Verdict::Deny,
-                    reasons: vec![Reason {
-                        code: ReasonCode::SessionConflict,
-                        message,
-                        rule: None,
-                        effect: None,
-                        verdict: Verdict::Deny,
-                    }],
-                    effects: Vec::new(),
-                    judgements: Vec::new(),
-                    confine: None,
-                };
-                Ok((d, v))
+                Ok((Decision::refused(ReasonCode::SessionConflict, message), v))
             }
             Err(e) => Err(e.into()),
         }
