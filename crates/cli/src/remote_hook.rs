@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use portcullis_engine::{CallContext, Engine, HandOff, HoldStatus, Outcome, SessionStatus};
+use portcullis_engine::{
+    CallContext, Engine, HandOff, HeldApproval, HoldStatus, Outcome, SessionStatus,
+};
 use portcullis_paths::FsPaths;
 use portcullis_policy::reported::Recording;
 use portcullis_policy::{Decision, Policy, Reason, ReasonCode, ToolCall, Verdict};
-use portcullis_store::{
-    DeviceCredential, GrantScope, GrantTarget, NewGrant, NewSession, Op, Store,
-};
+use portcullis_store::{DeviceCredential, GrantScope, NewGrant, NewSession, Op, Store};
 
 use crate::hook_judge::Authority;
 use crate::team_http;
@@ -148,15 +148,11 @@ impl Remote {
 
     /// The device-wide approvals this machine keeps from its team server,
     /// as the server reads them: the request each answers and its target.
-    fn held_grants(&self) -> Result<Vec<serde_json::Value>> {
+    fn held_grants(&self) -> Result<Vec<HeldApproval>> {
         if !self.data_dir.join(portcullis_store::DB_FILE).exists() {
             return Ok(Vec::new());
         }
-        Ok(self
-            .kept(&self.local_store()?)?
-            .into_iter()
-            .map(|(request, target)| serde_json::json!({ "request": request, "target": target }))
-            .collect())
+        self.kept(&self.local_store()?)
     }
 
     /// This machine's own store.
@@ -169,51 +165,47 @@ impl Remote {
         })
     }
 
-    /// The server's device-wide approvals `store` keeps: each request's
-    /// number and its target.
-    fn kept(&self, store: &Store) -> Result<Vec<(i64, GrantTarget)>> {
+    /// The server's device-wide approvals `store` keeps.
+    fn kept(&self, store: &Store) -> Result<Vec<HeldApproval>> {
         let marker = self.marker();
         Ok(store
             .active_grants(&[], crate::state::now())?
             .into_iter()
             .filter(|g| g.scope == GrantScope::Device)
-            .filter_map(|g| Some((delivered_request(&g.approver, &marker)?, g.target)))
+            .filter_map(|g| {
+                Some(HeldApproval {
+                    request: delivered_request(&g.approver, &marker)?,
+                    target: g.target,
+                    approver: None,
+                })
+            })
             .collect())
     }
 
     /// Keeps the device-wide approvals the server delivered in this
     /// machine's own store (DESIGN: device grants stay on their device); the
     /// next call reports them, and the server stops delivering them.
-    fn keep(&self, answer: &serde_json::Value) -> Result<()> {
-        let Some(deliveries) = answer.get("deliveries").and_then(|d| d.as_array()) else {
+    fn keep(&self, deliveries: &[HeldApproval]) -> Result<()> {
+        if deliveries.is_empty() {
             return Ok(());
-        };
+        }
         let store = self.local_store()?;
         let marker = self.marker();
         let now = crate::state::now();
-        let kept: Vec<i64> = self.kept(&store)?.into_iter().map(|(r, _)| r).collect();
+        let kept: Vec<i64> = self.kept(&store)?.iter().map(|h| h.request).collect();
         for d in deliveries {
-            let request = d
-                .get("request")
-                .and_then(|r| r.as_i64())
-                .context("a delivery without its request")?;
+            let request = d.request;
             if kept.contains(&request) {
                 continue;
             }
-            let target: GrantTarget =
-                serde_json::from_value(d.get("target").cloned().unwrap_or_default())
-                    .context("a delivery's target")?;
-            let approver = d
-                .get("approver")
-                .and_then(|a| a.as_str())
-                .unwrap_or("a person");
+            let approver = d.approver.as_deref().unwrap_or("a person");
             portcullis_engine::actions::add_grant(
                 &store,
                 &NewGrant {
                     session: None,
                     scope: GrantScope::Device,
                     op: Op::Read,
-                    target,
+                    target: d.target.clone(),
                     expires_at: None,
                     approver: format!("{approver} (request #{request}) {marker}"),
                     // The server's request: not one of this store's.
@@ -270,8 +262,9 @@ impl Authority for Remote {
         let v = self
             .ask("/v1/decide", &body, DECISION_WAIT)
             .map_err(|e| anyhow!("the team server {server} {e}"))?;
-        self.keep(&v)?;
-        outcome_of(&v).with_context(|| format!("reading the answer of {server}"))
+        let outcome = outcome_of(&v).with_context(|| format!("reading the answer of {server}"))?;
+        self.keep(&outcome.deliveries)?;
+        Ok(outcome)
     }
 
     /// The server holds the request (its own device's only) until a person
@@ -367,6 +360,11 @@ fn outcome_of(v: &serde_json::Value) -> Result<Outcome> {
         grants_used: Vec::new(),
         request,
         audit_id: v.get("audit_id").and_then(|a| a.as_i64()),
+        // The device-wide approvals made for this machine since, to keep.
+        deliveries: match v.get("deliveries") {
+            Some(d) if !d.is_null() => serde_json::from_value(d.clone())?,
+            _ => Vec::new(),
+        },
     })
 }
 

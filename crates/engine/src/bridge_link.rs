@@ -129,6 +129,7 @@ impl<F: PathFacts> Engine<F> {
             grants_used: Vec::new(),
             request: None,
             audit_id: Some(audit.id),
+            deliveries: Vec::new(),
         }))
     }
 

@@ -90,11 +90,54 @@ pub struct CallContext {
 pub struct DeviceCall {
     /// The device's name.
     pub name: String,
-    /// The device-wide approvals that apply to its calls: those it keeps in
-    /// its own store and reported with the call, and those a person made for
-    /// it that it has not yet taken. Each is a device grant whose id is the
-    /// negated id of the request it answers (no grant row exists here).
-    pub grants: Vec<portcullis_store::Grant>,
+    /// The device-wide approvals it keeps in its own store, as it reported
+    /// them with the call.
+    pub held: Vec<HeldApproval>,
+}
+
+/// A device-wide approval a device keeps (`device_grants` in its call), or
+/// one delivered to it (`deliveries` in the answer, with its approver).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldApproval {
+    /// The request on the team server it answers.
+    pub request: i64,
+    /// What it allows reading.
+    pub target: portcullis_store::GrantTarget,
+    /// Who approved it (in a delivery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approver: Option<String>,
+}
+
+impl HeldApproval {
+    /// Why a reported approval cannot be one.
+    pub fn check(&self) -> Result<(), String> {
+        if self.request <= 0 {
+            return Err(format!(
+                "request #{} is not a request's number",
+                self.request
+            ));
+        }
+        self.target.check()
+    }
+
+    /// As the engine applies it to the device's call: a device grant whose
+    /// id is the request's, negated (no grant row exists here).
+    fn grant(&self, device: &str) -> portcullis_store::Grant {
+        portcullis_store::Grant {
+            id: -self.request,
+            session: None,
+            scope: portcullis_store::GrantScope::Device,
+            op: portcullis_store::Op::Read,
+            target: self.target.clone(),
+            expires_at: None,
+            approver: format!("device {device}"),
+            request: Some(self.request),
+            created_at: 0,
+            consumed_at: None,
+            revoked_at: None,
+        }
+    }
 }
 
 /// Where a person saves a rule ("always"): a portcullis configuration file,
@@ -189,6 +232,9 @@ pub struct Outcome {
     /// (a pure query: nothing was recorded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit_id: Option<i64>,
+    /// An enrolled device's new device-wide approvals, for it to keep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deliveries: Vec<HeldApproval>,
 }
 
 /// The one authority. Its fields are private: a front door asks it, it
@@ -541,7 +587,33 @@ impl<F: PathFacts> Engine<F> {
                 grants_used: Vec::new(),
                 request: None,
                 audit_id: None,
+                deliveries: Vec::new(),
             });
+        };
+        // An enrolled device's device-wide approvals: those it keeps, and
+        // those made for it since, delivered with this answer until it keeps
+        // them (those it now reports keeping are recorded delivered).
+        let (device_grants, deliveries) = match &ctx.remote_device {
+            None => (Vec::new(), Vec::new()),
+            Some(device) => {
+                let held: Vec<i64> = device.held.iter().map(|h| h.request).collect();
+                let deliveries: Vec<HeldApproval> =
+                    actions::deliveries_for(store, &device.name, &held, now)?
+                        .into_iter()
+                        .map(|r| HeldApproval {
+                            request: r.id,
+                            target: r.target,
+                            approver: r.resolved_by,
+                        })
+                        .collect();
+                let grants = device
+                    .held
+                    .iter()
+                    .chain(&deliveries)
+                    .map(|h| h.grant(&device.name))
+                    .collect();
+                (grants, deliveries)
+            }
         };
         let (status, chain) = self.session_chain(session_id.as_deref(), ctx, now)?;
         let mut decision = self.policy_decision(policy, facts, call, ctx);
@@ -549,9 +621,9 @@ impl<F: PathFacts> Engine<F> {
         if decision.decision != Verdict::Allow && status == SessionStatus::Active {
             let mut active =
                 store.active_grants(&chain.iter().map(String::as_str).collect::<Vec<_>>(), now)?;
-            if let Some(device) = &ctx.remote_device {
+            if ctx.remote_device.is_some() {
                 active.retain(|g| g.scope != portcullis_store::GrantScope::Device);
-                active.extend(device.grants.iter().cloned());
+                active.extend(device_grants);
             }
             let covered = if ctx.dry_run {
                 grants::covered_without_consuming(&decision, &active, call, &policy.table, facts)
@@ -674,6 +746,7 @@ impl<F: PathFacts> Engine<F> {
             grants_used,
             request,
             audit_id: Some(audit.id),
+            deliveries,
         })
     }
 

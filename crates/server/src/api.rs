@@ -92,7 +92,7 @@ pub struct DecideBody {
     /// The device-wide approvals the device keeps in its own store (an
     /// enrolled device only): each the request it answers and its target.
     #[serde(default)]
-    device_grants: Vec<HeldGrant>,
+    device_grants: Vec<portcullis_engine::HeldApproval>,
     /// The enrolled device's hook can run the call confined (`portcullis
     /// run`): the answer may allow it so (`confine`).
     #[serde(default)]
@@ -104,41 +104,8 @@ pub struct DecideBody {
     manifest: Option<portcullis_policy::Manifest>,
 }
 
-/// A device-wide approval an enrolled device keeps: taken from a delivery
-/// (`deliveries` in an answer), reported with each call.
-#[derive(Clone, Debug, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeldGrant {
-    /// The request on this server it answers.
-    pub request: i64,
-    /// What it allows reading.
-    pub target: portcullis_store::GrantTarget,
-}
-
 /// The most device-wide approvals a call may report.
 const MAX_HELD_GRANTS: usize = 1024;
-
-/// A device-wide approval as the engine applies it to a device's call: a
-/// device grant whose id is the request's, negated (no grant row exists).
-fn device_grant(
-    request: i64,
-    target: portcullis_store::GrantTarget,
-    device: &str,
-) -> portcullis_store::Grant {
-    portcullis_store::Grant {
-        id: -request,
-        session: None,
-        scope: portcullis_store::GrantScope::Device,
-        op: portcullis_store::Op::Read,
-        target,
-        expires_at: None,
-        approver: format!("device {device}"),
-        request: Some(request),
-        created_at: 0,
-        consumed_at: None,
-        revoked_at: None,
-    }
-}
 
 /// The header that carries a device's credential (`portcullis device enroll`).
 pub const DEVICE_HEADER: &str = "x-portcullis-device";
@@ -298,49 +265,17 @@ async fn run_decide(
         ));
     }
     for held in &body.device_grants {
-        if held.request <= 0 {
-            return Err(ApiError::bad_request(
-                "bad-device-grants",
-                format!("request #{} is not a request's number", held.request),
-            ));
-        }
-        held.target
-            .check()
+        held.check()
             .map_err(|why| ApiError::bad_request("bad-device-grants", why))?;
     }
-    // The device's own device-wide approvals: those it keeps (reported) and
-    // those made for it since (delivered in this answer until it keeps them).
-    let mut deliveries = Vec::new();
-    let device_call = match &device_name {
-        None => None,
-        Some(name) => {
-            let held: Vec<i64> = body.device_grants.iter().map(|h| h.request).collect();
-            let owner = name.clone();
-            let now = unix_now();
-            let pending = state
-                .with_store(move |s| {
-                    portcullis_engine::actions::deliveries_for(s, &owner, &held, now)
-                })
-                .await??;
-            let mut grants: Vec<portcullis_store::Grant> = body
-                .device_grants
-                .iter()
-                .map(|h| device_grant(h.request, h.target.clone(), name))
-                .collect();
-            for r in pending {
-                grants.push(device_grant(r.id, r.target.clone(), name));
-                deliveries.push(json!({
-                    "request": r.id,
-                    "target": r.target,
-                    "approver": r.resolved_by,
-                }));
-            }
-            Some(portcullis_engine::DeviceCall {
-                name: name.clone(),
-                grants,
-            })
-        }
-    };
+    // The engine applies the device's own device-wide approvals (and
+    // delivers those made for it since).
+    let device_call = device_name
+        .as_ref()
+        .map(|name| portcullis_engine::DeviceCall {
+            name: name.clone(),
+            held: body.device_grants,
+        });
     // A device speaks for the sessions of its own agents, as a hook speaks
     // for its machine's: their ids are the device's own (`NAME:ID`), so one
     // device can never name, or use the grants of, another's session; and
@@ -447,16 +382,7 @@ async fn run_decide(
             state
                 .metrics
                 .record(Some(o.decision.decision), started.elapsed());
-            if deliveries.is_empty() {
-                return Ok(Json(o).into_response());
-            }
-            // A device's new device-wide approvals, for it to keep.
-            let mut answer = serde_json::to_value(&o)
-                .map_err(|e| ApiError::internal(format!("writing the answer: {e}")))?;
-            if let Some(fields) = answer.as_object_mut() {
-                fields.insert("deliveries".into(), Value::Array(deliveries));
-            }
-            Ok(Json(answer).into_response())
+            Ok(Json(o).into_response())
         }
         Err(DecideError::Conflict(sources)) => {
             state.metrics.record(None, started.elapsed());
