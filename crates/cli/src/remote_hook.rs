@@ -279,11 +279,12 @@ impl Authority for Remote {
                 timeout + Duration::from_secs(1),
             )
             .map_err(|e| anyhow!("the team server {server}, holding request #{request}, {e}"))?;
-        match v.get("status").and_then(|s| s.as_str()) {
-            Some("approved") => Ok(HoldStatus::Approved),
-            Some("refused") => Ok(HoldStatus::Refused),
-            Some("timed_out") => Ok(HoldStatus::TimedOut),
-            other => bail!("the team server {server} held request #{request} to {other:?}"),
+        match serde_json::from_value(v.get("status").cloned().unwrap_or_default()) {
+            // A hold ends decided or timed out; still waiting is neither.
+            Ok(HoldStatus::Waiting) | Err(_) => {
+                bail!("the team server {server} held request #{request} to {v}")
+            }
+            Ok(status) => Ok(status),
         }
     }
 

@@ -30,8 +30,10 @@ impl Hold {
     }
 }
 
-/// Where a held request stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a held request stands (`approved`, `refused`, `timed_out` … in
+/// JSON: a team server's answer to its device's hold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HoldStatus {
     /// Still pending, and time is left.
     Waiting,

@@ -194,11 +194,6 @@ pub(crate) async fn device_hold(
             done => break done,
         }
     };
-    let status = match status {
-        HoldStatus::Approved => "approved",
-        HoldStatus::Refused => "refused",
-        HoldStatus::TimedOut | HoldStatus::Waiting => "timed_out",
-    };
     Ok(Json(json!({ "status": status })).into_response())
 }
 
