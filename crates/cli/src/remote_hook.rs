@@ -149,7 +149,9 @@ impl Remote {
     /// The device-wide approvals this machine keeps from its team server,
     /// as the server reads them: the request each answers and its target.
     fn held_grants(&self) -> Result<Vec<HeldApproval>> {
-        if !self.data_dir.join(portcullis_store::DB_FILE).exists() {
+        // Opening the store costs a governed call more than its request to
+        // the server: only a machine that was delivered an approval opens it.
+        if !self.data_dir.join(APPROVALS_KEPT).exists() {
             return Ok(Vec::new());
         }
         self.kept(&self.local_store()?)
@@ -214,9 +216,15 @@ impl Remote {
                 now,
             )?;
         }
-        Ok(())
+        std::fs::write(self.data_dir.join(APPROVALS_KEPT), b"")
+            .with_context(|| format!("marking {} as keeping approvals", self.data_dir.display()))
     }
 }
+
+/// In the data directory (secret to agents): this machine's store keeps
+/// device-wide approvals from its team server. Without it a governed call
+/// opens no store; removing it only makes the machine be asked again.
+const APPROVALS_KEPT: &str = "team-approvals-kept";
 
 /// The team server's request a local grant's approver names (`… (request
 /// #N) on the team server URL`), if the grant came from that server.

@@ -879,6 +879,7 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
     let plain = format!("http://127.0.0.1:{port}");
     let (decision, reason, _) = governed_hook(&home_a, &data(&home_a), &plain, "s1", &secret);
     assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("enrolled with https://"), "{reason}");
     let _ = serve.kill();
     let _ = serve.wait();
 }
