@@ -129,24 +129,6 @@ pub fn watchdog(budget: Duration) {
     }
 }
 
-/// Disarms the timer before the process becomes another program (`exec`
-/// keeps the timer but not the handler, and an unhandled `SIGALRM` would end
-/// the next program without an answer). `false`: it could not be disarmed.
-pub fn stop_watchdog() -> bool {
-    let zero = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-    };
-    // SAFETY: setitimer only reads `zero`.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut()) == 0 }
-}
-
 /// The budget ran out: the timeout refusal, unless the normal path is
 /// answering (then it finishes, and the handler returns).
 extern "C" fn on_alarm(_sig: libc::c_int) {

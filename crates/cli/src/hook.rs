@@ -64,6 +64,39 @@ impl HookArgs {
 /// What the agent reads when judging failed in a way no code path could report.
 const FAILED: &str = "portcullis failed while judging this call and denies it";
 
+/// What one hook process may hold at once: judging a 256 KiB text needs a few
+/// MiB; a runaway allocation stops here and is answered by the refusal.
+const HOOK_MEMORY_CAP: usize = 1 << 30;
+
+/// A hook process from its first instruction on (`portcullis hook AGENT …`,
+/// `portcullis-hook AGENT …`; the agent is argument `first`): whatever
+/// happens — arguments that do not parse, a panic anywhere, an abort, a stack
+/// overflow — the agent reads a refusal in its own format (`guard`).
+/// Arguments other than `AGENT [--config FILE] [--data-dir DIR]` go to
+/// `other`, which runs under the same guard.
+pub fn main(first: usize, other: impl FnOnce() -> ExitCode + std::panic::UnwindSafe) -> ExitCode {
+    let agent = std::env::args()
+        .nth(first)
+        .and_then(|a| a.parse::<Agent>().ok());
+    // Until the agent is known, a refusal that Claude Code, Codex and Gemini
+    // all honour: their JSON deny on stdout, the reason on stderr, exit 2.
+    guard::arm(&deny_reply(
+        agent.unwrap_or(Agent::ClaudeCode),
+        "",
+        "portcullis could not start judging this call and denies it",
+    ));
+    guard::cap_memory(HOOK_MEMORY_CAP);
+    // Panic messages would only add noise to the reason an agent reads.
+    std::panic::set_hook(Box::new(|_| {}));
+    let run = std::panic::catch_unwind(|| {
+        match HookArgs::from_plain_args(std::env::args_os().skip(first)) {
+            Some(args) => run(&args),
+            None => other(),
+        }
+    });
+    run.unwrap_or_else(|_| guard::fire())
+}
+
 pub fn run(args: &HookArgs) -> ExitCode {
     let agent = args.agent;
     // The refusal is ready before anything can go wrong, and the watchdog
@@ -170,7 +203,10 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
             }
             let store = Store::open(&dir)
                 .with_context(|| format!("opening the store in {}", dir.display()))?;
-            Ok(Box::new(Engine::new(store, policy, facts)))
+            // Never closed: the process ends right after (see `ManuallyDrop`'s `Authority`).
+            Ok(Box::new(std::mem::ManuallyDrop::new(Engine::new(
+                store, policy, facts,
+            ))))
         },
     )
 }

@@ -132,24 +132,40 @@ fn shell_words(s: &str) -> Option<Vec<String>> {
     analysis.commands.into_iter().next().map(|c| c.words)
 }
 
-/// The hook command `install` writes for an agent.
+/// The hook binary installed beside `portcullis`: `portcullis hook` without
+/// the rest of the command line, so each call loads less.
+const HOOK_BINARY: &str = "portcullis-hook";
+
+/// The hook command `install` writes for an agent: `portcullis-hook AGENT`
+/// beside `bin`, or `bin hook AGENT` where there is no such binary (a
+/// `portcullis` copied alone).
 fn hook_command(bin: &Path, agent: Agent) -> String {
+    let front = bin.with_file_name(HOOK_BINARY);
+    let (program, hook) = if is_executable(&front) {
+        (front.as_path(), "")
+    } else {
+        (bin, " hook")
+    };
     format!(
-        "{} hook {}",
-        portcullis_shell::quote(&bin.to_string_lossy()),
+        "{}{hook} {}",
+        portcullis_shell::quote(&program.to_string_lossy()),
         agent.as_str()
     )
 }
 
-/// Whether a hook command runs `portcullis hook <agent>` (any path, any options after).
+/// Whether a hook command runs `portcullis-hook <agent>` or `portcullis hook
+/// <agent>` (any path, any options after).
 fn is_portcullis_hook(command: &str, agent: Agent) -> bool {
     let Some(words) = shell_words(command) else {
         return false;
     };
     let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
-    program == Some("portcullis")
-        && words.get(1).map(String::as_str) == Some("hook")
-        && words.get(2).map(String::as_str) == Some(agent.as_str())
+    let rest = match program {
+        Some(HOOK_BINARY) => words.get(1),
+        Some("portcullis") if words.get(1).map(String::as_str) == Some("hook") => words.get(2),
+        _ => None,
+    };
+    rest.map(String::as_str) == Some(agent.as_str())
 }
 
 // ----- JSON that keeps its key order -----------------------------------------------
@@ -1499,6 +1515,19 @@ mod tests {
     #[test]
     fn recognises_portcullis_hooks() {
         assert!(is_portcullis_hook("/x/portcullis hook codex", Agent::Codex));
+        assert!(is_portcullis_hook("/x/portcullis-hook codex", Agent::Codex));
+        assert!(is_portcullis_hook(
+            "portcullis-hook codex --config c",
+            Agent::Codex
+        ));
+        assert!(!is_portcullis_hook(
+            "/x/portcullis-hook cursor",
+            Agent::Codex
+        ));
+        assert!(!is_portcullis_hook(
+            "/x/portcullis-hook hook codex",
+            Agent::Codex
+        ));
         assert!(is_portcullis_hook(
             "'/a b/portcullis' hook codex --config c",
             Agent::Codex

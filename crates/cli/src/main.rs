@@ -18,7 +18,6 @@ mod codex_trust;
 mod config_files;
 mod exit;
 mod export;
-// `stop_watchdog` is the forwarding binary's (`portcullis-hook`).
 #[allow(unsafe_code, dead_code)]
 mod guard;
 mod hook;
@@ -42,10 +41,6 @@ use clap::{Parser, Subcommand};
 
 #[global_allocator]
 static ALLOCATOR: guard::CappedAlloc = guard::CappedAlloc;
-
-/// What one hook process may hold at once: judging a 256 KiB text needs a few
-/// MiB; a runaway allocation stops here and is answered by the refusal.
-const HOOK_MEMORY_CAP: usize = 1 << 30;
 
 #[derive(Parser)]
 #[command(
@@ -178,28 +173,10 @@ fn main() -> ExitCode {
     exit::report(result)
 }
 
-/// `portcullis hook AGENT`: whatever happens from the first instruction on —
-/// arguments that do not parse, a panic anywhere, an abort, a stack overflow
-/// — the agent reads a refusal in its own format (`guard`).
+/// `portcullis hook AGENT`: the hook process (`hook::main`); arguments it
+/// does not read itself (`--help`, `--config=FILE`) go to clap.
 fn hook_main() -> ExitCode {
-    let agent = std::env::args()
-        .nth(2)
-        .and_then(|a| a.parse::<portcullis_adapters::Agent>().ok());
-    // Until the agent is known, a refusal that Claude Code, Codex and Gemini
-    // all honour: their JSON deny on stdout, the reason on stderr, exit 2.
-    let agent_or_claude = agent.unwrap_or(portcullis_adapters::Agent::ClaudeCode);
-    guard::arm(&portcullis_adapters::deny_reply(
-        agent_or_claude,
-        "",
-        "portcullis could not start judging this call and denies it",
-    ));
-    guard::cap_memory(HOOK_MEMORY_CAP);
-    // Panic messages would only add noise to the reason an agent reads.
-    std::panic::set_hook(Box::new(|_| {}));
-    let run = std::panic::catch_unwind(|| {
-        if let Some(args) = hook::HookArgs::from_plain_args(std::env::args_os().skip(2)) {
-            return hook::run(&args);
-        }
+    hook::main(2, || {
         let cli = match Cli::try_parse() {
             Ok(cli) => cli,
             Err(err) => {
@@ -214,6 +191,5 @@ fn hook_main() -> ExitCode {
             Commands::Hook(args) => hook::run(&args),
             _ => guard::fire(),
         }
-    });
-    run.unwrap_or_else(|_| guard::fire())
+    })
 }

@@ -56,11 +56,11 @@ impl World {
         run(c, &call.to_string())
     }
 
-    /// `portcullis-hook claude-code --config …`, the forwarding front, in
-    /// the sandbox's environment.
+    /// `portcullis hook claude-code --config …` (the older hook command, which
+    /// runs the same code as `portcullis-hook`), in the sandbox's environment.
     fn front(&self, call: &Value) -> HookRun {
         let base = self.sb.portcullis();
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis-hook"));
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
         c.env_clear();
         for (k, v) in base.get_envs() {
             if let Some(v) = v {
@@ -70,7 +70,7 @@ impl World {
         if let Some(dir) = base.get_current_dir() {
             c.current_dir(dir);
         }
-        c.arg("claude-code")
+        c.args(["hook", "claude-code"])
             .arg("--config")
             .arg(&self.config)
             .stdin(std::process::Stdio::piped())
@@ -265,10 +265,10 @@ fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
         assert_eq!(
             (front.code, &front.stdout, &front.stderr),
             (hook.code, &hook.stdout, &hook.stderr),
-            "portcullis-hook and portcullis hook differ for {call}"
+            "portcullis hook and portcullis-hook differ for {call}"
         );
     };
-    // No daemon: it becomes `portcullis hook`, the payload passed on.
+    // No daemon: each judges in its own process.
     for call in &calls {
         same(&w, call);
     }

@@ -154,6 +154,7 @@ fn pi(r: &HookRun) -> AgentDoes {
     }
 }
 
+#[derive(Clone)]
 struct AgentCase {
     name: &'static str,
     reads: fn(&HookRun) -> AgentDoes,
@@ -209,13 +210,26 @@ fn agents() -> Vec<AgentCase> {
     ]
 }
 
-/// Runs `portcullis hook AGENT` as the agents do: `sh -c '<installed command>'`
-/// with the payload on stdin, in the sandbox's isolated environment.
-fn spawn_like_agent(sb: &Sandbox, agent: &str, env: &[(&str, &str)], payload: &Value) -> HookRun {
-    let bin = env!("CARGO_BIN_EXE_portcullis");
+/// The two hook commands: `portcullis-hook AGENT`, which `install` writes,
+/// and `portcullis hook AGENT`, which it wrote before (and writes when the
+/// first is missing).
+const FRONTS: [&str; 2] = [
+    concat!("'", env!("CARGO_BIN_EXE_portcullis-hook"), "'"),
+    concat!("'", env!("CARGO_BIN_EXE_portcullis"), "' hook"),
+];
+
+/// Runs the hook command `front AGENT` as the agents do: `sh -c '<installed
+/// command>'` with the payload on stdin, in the sandbox's isolated environment.
+fn spawn_like_agent(
+    sb: &Sandbox,
+    front: &str,
+    agent: &str,
+    env: &[(&str, &str)],
+    payload: &Value,
+) -> HookRun {
     let mut c = Command::new("sh");
     c.arg("-c")
-        .arg(format!("'{bin}' hook {agent}"))
+        .arg(format!("{front} {agent}"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sb.home)
@@ -240,11 +254,15 @@ fn every_forced_failure_ends_in_a_refusal_each_agent_honours() {
     let sb = Sandbox::new("hook-guard");
     // A harmless call the policy would allow: only the fault can refuse it.
     let mut failures = Vec::new();
-    for agent in agents() {
+    for (agent, front) in agents()
+        .into_iter()
+        .flat_map(|a| FRONTS.map(|f| (a.clone(), f)))
+    {
         for fault in FAULTS {
             let started = Instant::now();
             let r = spawn_like_agent(
                 &sb,
+                front,
                 agent.name,
                 &[
                     ("PORTCULLIS_TEST_FAULT", fault),
@@ -257,7 +275,7 @@ fn every_forced_failure_ends_in_a_refusal_each_agent_honours() {
             let does = (agent.reads)(&r);
             if does != AgentDoes::Blocks || took >= agent.timeout {
                 failures.push(format!(
-                    "{} / {fault}: the agent {does:?} after {took:?}: {r:?}",
+                    "{front} {} / {fault}: the agent {does:?} after {took:?}: {r:?}",
                     agent.name
                 ));
             }
@@ -278,9 +296,17 @@ fn without_a_fault_the_same_call_is_not_refused() {
     // The control: the faults above, not the call, made the hook refuse.
     let sb = Sandbox::new("hook-guard-control");
     for agent in agents() {
-        let r = spawn_like_agent(&sb, agent.name, &[], &(agent.payload)(&sb.repo, "ls"));
-        let does = (agent.reads)(&r);
-        assert_ne!(does, AgentDoes::Blocks, "{}: {r:?}", agent.name);
+        for front in FRONTS {
+            let r = spawn_like_agent(
+                &sb,
+                front,
+                agent.name,
+                &[],
+                &(agent.payload)(&sb.repo, "ls"),
+            );
+            let does = (agent.reads)(&r);
+            assert_ne!(does, AgentDoes::Blocks, "{front} {}: {r:?}", agent.name);
+        }
     }
 }
 
@@ -381,7 +407,7 @@ fn pathological_texts() -> Vec<(String, String, bool)> {
 fn pathological_inputs_get_an_answer_from_every_front_door() {
     let sb = Sandbox::new("hook-guard-inputs");
     let mut failures = Vec::new();
-    for (name, text, harmless) in pathological_texts() {
+    for (i, (name, text, harmless)) in pathological_texts().into_iter().enumerate() {
         // `portcullis analyze`: an answer, never a crash; a text this shape is never complete.
         let started = Instant::now();
         let out = Command::new(env!("CARGO_BIN_EXE_portcullis"))
@@ -452,16 +478,24 @@ fn pathological_inputs_get_an_answer_from_every_front_door() {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        // Every hook, spawned as its agent spawns it.
+        // Every hook, spawned as its agent spawns it (the two hook commands
+        // in turn: they run the same code).
+        let front = FRONTS[i % FRONTS.len()];
         for agent in agents() {
             let started_hook = Instant::now();
-            let r = spawn_like_agent(&sb, agent.name, &[], &(agent.payload)(&sb.repo, &text));
+            let r = spawn_like_agent(
+                &sb,
+                front,
+                agent.name,
+                &[],
+                &(agent.payload)(&sb.repo, &text),
+            );
             let took = started_hook.elapsed();
             let does = (agent.reads)(&r);
             let refused = does != AgentDoes::Runs || harmless;
             if !refused || r.code.is_none() || took >= agent.timeout {
                 failures.push(format!(
-                    "hook {} / {name}: {does:?} after {took:?}, exit {:?}, stderr {:?}",
+                    "{front} {} / {name}: {does:?} after {took:?}, exit {:?}, stderr {:?}",
                     agent.name,
                     r.code,
                     r.stderr.chars().take(200).collect::<String>()

@@ -141,15 +141,17 @@ impl Sandbox {
         c
     }
 
-    /// `portcullis hook AGENT [--config FILE]`, isolated, with piped stdio.
-    /// With [`through_daemon`], the sandbox's daemon answers (and must).
+    /// `portcullis-hook AGENT [--config FILE]` — the hook command `install`
+    /// writes (`portcullis hook AGENT` runs the same code; `hook_guard` and
+    /// `hook_daemon` compare the two) —, isolated, with piped stdio. With
+    /// [`through_daemon`], the sandbox's daemon answers (and must).
     pub fn hook_command(&self, agent: &str, config: Option<&Path>) -> Command {
-        let mut c = self.portcullis();
+        let mut c = self.command(env!("CARGO_BIN_EXE_portcullis-hook"));
         if through_daemon() {
             self.daemon.get_or_init(|| Daemon::start(self));
             c.env("PORTCULLIS_HOOK_DAEMON", "require");
         }
-        c.arg("hook").arg(agent);
+        c.arg(agent);
         if let Some(config) = config {
             c.arg("--config").arg(config);
         }
@@ -159,13 +161,13 @@ impl Sandbox {
         c
     }
 
-    /// Starts `portcullis hook AGENT [--config FILE]` with `payload` on its stdin
+    /// Starts `portcullis-hook AGENT [--config FILE]` with `payload` on its stdin
     /// (closed afterwards) and returns the running process.
     pub fn spawn_hook(&self, agent: &str, config: Option<&Path>, payload: &str) -> Child {
         feed(self.hook_command(agent, config), payload)
     }
 
-    /// Runs `portcullis hook AGENT [--config FILE]` on one payload.
+    /// Runs `portcullis-hook AGENT [--config FILE]` on one payload.
     pub fn hook(&self, agent: &str, config: Option<&Path>, payload: &str) -> HookRun {
         run(self.hook_command(agent, config), payload)
     }
