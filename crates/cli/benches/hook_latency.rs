@@ -1,12 +1,14 @@
-//! Hook latency (criterion): `portcullis hook claude-code` on a `git status`
-//! `PreToolUse` payload with a session (so the store is opened, the session
-//! looked up and one audit row written), against the floor of spawning
-//! `/bin/true` the same way.
+//! Hook latency (criterion): the hook `install` writes, `portcullis-hook
+//! claude-code`, on a `git status` `PreToolUse` payload with a session (so
+//! the store is opened, the session looked up and one audit row written),
+//! against the floor of spawning `/bin/true` the same way.
 //!
 //! Each with a session and without, in the hook's own process and handed to a
-//! running `portcullis serve` over its socket; and on a machine governed by a
-//! team server (`PORTCULLIS_SERVER`, that same `serve` over loopback HTTP),
-//! against the goal of one loopback round trip + 1 ms over the local hook.
+//! running `portcullis serve` over its socket; the older hook command
+//! `portcullis hook claude-code` (the same code in the whole command line's
+//! binary) both ways; and on a machine governed by a team server
+//! (`PORTCULLIS_SERVER`, that same `serve` over loopback HTTP), against the
+//! goal of one loopback round trip + 1 ms over the local hook.
 //!
 //! `cargo bench -p portcullis --bench hook_latency` prints the median wall time
 //! per call of each, and its ratio to the floor, between `====` lines, then
@@ -97,13 +99,19 @@ fn median(mut v: Vec<f64>) -> (f64, f64) {
 fn bench(c: &mut Criterion) {
     let home = Home::new();
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_portcullis"));
+    let hook_bin = PathBuf::from(env!("CARGO_BIN_EXE_portcullis-hook"));
     let config = home.root.join("portcullis.toml");
+    // The hook command `install` writes, and the one it wrote before.
     let hook = || {
+        let mut cmd = home.command(&hook_bin);
+        cmd.arg("claude-code").arg("--config").arg(&config);
+        cmd
+    };
+    let older = |daemon: &str| {
         let mut cmd = home.command(&bin);
-        cmd.arg("hook")
-            .arg("claude-code")
-            .arg("--config")
-            .arg(&config);
+        cmd.args(["hook", "claude-code", "--config"])
+            .arg(&config)
+            .env("PORTCULLIS_HOOK_DAEMON", daemon);
         cmd
     };
     let floor = || home.command(Path::new("/bin/true"));
@@ -169,18 +177,6 @@ fn bench(c: &mut Criterion) {
         cmd.env("PORTCULLIS_HOOK_DAEMON", daemon);
         cmd
     };
-    // The forwarding front (`portcullis-hook`): through the daemon, and with
-    // no daemon for its data directory (it then becomes `portcullis hook`).
-    let front = PathBuf::from(env!("CARGO_BIN_EXE_portcullis-hook"));
-    let no_daemon_dir = home.root.join("data-without-daemon");
-    let fast = |daemon: bool| {
-        let mut cmd = home.command(&front);
-        cmd.arg("claude-code").arg("--config").arg(&config);
-        if !daemon {
-            cmd.arg("--data-dir").arg(&no_daemon_dir);
-        }
-        cmd
-    };
     // Machines enrolled with that daemon as their team server over HTTP,
     // and with a second one serving HTTPS under a test CA (made by openssl,
     // when there is one): the device pins that CA.
@@ -215,14 +211,14 @@ fn bench(c: &mut Criterion) {
             "the team server {server} allows git status: {reply}"
         );
     }
-    let (_, f) = call(fast(true), &payload);
-    let (_, g) = call(fast(false), &payload);
-    // Both paths give the same answer.
+    // Every path gives the same answer.
     let (_, a) = call(through("require"), &payload);
     let (_, b) = call(through("off"), &payload);
+    let (_, f) = call(older("require"), &payload);
+    let (_, g) = call(older("off"), &payload);
     assert_eq!(a, b, "the daemon and the hook answer alike");
-    assert_eq!(a, f, "portcullis-hook through the daemon answers alike");
-    assert_eq!(a, g, "portcullis-hook without a daemon answers alike");
+    assert_eq!(a, f, "portcullis hook through the daemon answers alike");
+    assert_eq!(a, g, "portcullis hook in its own process answers alike");
 
     // Interleaved, so drift on a shared machine hits all alike.
     const N: usize = 400;
@@ -252,15 +248,15 @@ fn bench(c: &mut Criterion) {
             Vec::new(),
         ),
     ];
-    let mut fronts: Vec<(&str, bool, Vec<f64>)> = vec![
+    let mut fronts: Vec<(&str, &str, Vec<f64>)> = vec![
         (
-            "portcullis-hook, with a session, through the daemon",
-            true,
+            "portcullis hook claude-code (the older hook command), with a session, through the daemon",
+            "require",
             Vec::new(),
         ),
         (
-            "portcullis-hook, with a session, no daemon (becomes portcullis hook)",
-            false,
+            "portcullis hook claude-code (the older hook command), with a session, in the hook's process",
+            "off",
             Vec::new(),
         ),
     ];
@@ -273,7 +269,7 @@ fn bench(c: &mut Criterion) {
             times.push(call(through(mode), input).0.as_secs_f64() * 1e3);
         }
         for (_, daemon, times) in fronts.iter_mut() {
-            times.push(call(fast(*daemon), &payload).0.as_secs_f64() * 1e3);
+            times.push(call(older(daemon), &payload).0.as_secs_f64() * 1e3);
         }
         floor_ms.push(call(floor(), &payload).0.as_secs_f64() * 1e3);
     }
@@ -289,7 +285,7 @@ fn bench(c: &mut Criterion) {
             local_med = med;
         }
         eprintln!(
-            "portcullis hook claude-code (git status), {name}: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:.2}× the floor",
+            "portcullis-hook claude-code (git status), {name}: MEDIAN {med:.3} ms (p90 {p90:.3} ms), {:.2}× the floor",
             med / floor_med
         );
     }
@@ -312,7 +308,7 @@ fn bench(c: &mut Criterion) {
         );
     }
     eprintln!(
-        "goals: ≤ 2.0× with the daemon, ≤ 2.5× without; {N} calls each; WAL after them: {:.2} MB",
+        "goals (the hook install writes): ≤ 2.0× with the daemon, ≤ 2.5× without; {N} calls each; WAL after them: {:.2} MB",
         wal()
     );
     eprintln!("==================================================================\n");

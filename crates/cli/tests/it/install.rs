@@ -88,9 +88,12 @@ fn json_of(path: &Path) -> Value {
     serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The binary as `install` names it: canonical, quoted for `sh` if it needs it.
-fn bin() -> String {
-    let p = std::fs::canonicalize(env!("CARGO_BIN_EXE_portcullis")).expect("binary path");
+/// A binary as `install` names it: in the canonical directory of
+/// `portcullis`, quoted for `sh` if it needs it.
+fn bin(name: &str) -> String {
+    let p = std::fs::canonicalize(env!("CARGO_BIN_EXE_portcullis"))
+        .expect("binary path")
+        .with_file_name(name);
     let s = p.to_str().expect("UTF-8 path").to_string();
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
@@ -101,8 +104,10 @@ fn bin() -> String {
     }
 }
 
+/// The hook command `install` writes: `portcullis-hook AGENT`, the lean
+/// binary beside `portcullis`.
 fn hook(agent: &str) -> String {
-    format!("{} hook {agent}", bin())
+    format!("{} {agent}", bin("portcullis-hook"))
 }
 
 fn backup(path: &Path) -> PathBuf {
@@ -174,6 +179,56 @@ fn installs_into_an_empty_project() {
     for dir in [".claude", ".codex", ".cursor", ".gemini", ".pi"] {
         assert!(!env.home.join(dir).exists(), "{dir} in HOME");
     }
+}
+
+#[test]
+fn a_portcullis_without_its_hook_binary_installs_portcullis_hook() {
+    // `portcullis` copied alone (no `portcullis-hook` beside it): the hook
+    // command is the one that binary has, `portcullis hook AGENT`.
+    let env = Env::new("alone");
+    let alone = env.root.join("bin/portcullis");
+    std::fs::create_dir_all(alone.parent().expect("a parent")).expect("mkdir");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_portcullis"), &alone).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_portcullis"), &alone).expect("copy portcullis");
+    }
+    let out = Command::new(&alone)
+        .args(["install", "claude-code"])
+        .current_dir(&env.proj)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("PORTCULLIS_MANAGED_CONFIG", env.root.join("managed.toml"))
+        .output()
+        .expect("portcullis runs");
+    assert!(out.status.success(), "{out:?}");
+    let settings = json_of(&env.proj.join(".claude/settings.json"));
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        format!("{} hook claude-code", alone.display()),
+        "{settings}"
+    );
+    // Once `portcullis-hook` is beside it, installing again points the same
+    // entry at it (one entry, not two).
+    let front = env.root.join("bin/portcullis-hook");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_portcullis-hook"), &front).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_portcullis-hook"), &front).expect("copy");
+    }
+    let again = Command::new(&alone)
+        .args(["install", "claude-code"])
+        .current_dir(&env.proj)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("PORTCULLIS_MANAGED_CONFIG", env.root.join("managed.toml"))
+        .output()
+        .expect("portcullis runs");
+    assert!(again.status.success(), "{again:?}");
+    let settings = json_of(&env.proj.join(".claude/settings.json"));
+    assert_eq!(
+        settings["hooks"]["PreToolUse"],
+        json!([{"matcher": "*", "hooks": [{"type": "command",
+            "command": format!("{} claude-code", front.display()), "timeout": 600}]}]),
+    );
 }
 
 #[test]
