@@ -11,6 +11,8 @@
 //! anything else (`guard`), the time budget is kept, and any error is a deny.
 
 #![deny(unsafe_code)]
+// Its entry point is `guard::c_entry!` below: std's start-up is not needed.
+#![no_main]
 
 #[cfg(panic = "abort")]
 compile_error!(
@@ -44,7 +46,9 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: guard::CappedAlloc = guard::CappedAlloc;
 
-fn main() -> ExitCode {
+guard::c_entry!(hook_main);
+
+fn hook_main() -> ExitCode {
     hook::main(1, || {
         // Anything but `AGENT [--config FILE] [--data-dir DIR]`: a refusal
         // in Claude Code's shape (the agent is unknown), the usage on stderr.
