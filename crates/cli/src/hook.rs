@@ -203,10 +203,7 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
             }
             let store = Store::open(&dir)
                 .with_context(|| format!("opening the store in {}", dir.display()))?;
-            // Never closed: the process ends right after (see `ManuallyDrop`'s `Authority`).
-            Ok(Box::new(std::mem::ManuallyDrop::new(Engine::new(
-                store, policy, facts,
-            ))))
+            Ok(Box::new(Engine::new(store, policy, facts)))
         },
     )
 }

@@ -236,6 +236,14 @@ impl Store {
     /// in one query; empty for an unknown session. Stops at a cycle (which
     /// only a hand-edited database can hold).
     pub fn lineage(&self, id: &str) -> Result<Vec<Session>> {
+        // Most sessions have no parent: then one lookup (the statement that
+        // entering the session prepared) instead of a recursive query with
+        // its temporary tables — a hook opens the store for every call.
+        match self.load_session(id)? {
+            None => return Ok(Vec::new()),
+            Some(session) if session.parent.is_none() => return Ok(vec![session]),
+            Some(_) => {}
+        }
         // The depth bound ends a cycle's recursion; `seen` drops its repeats.
         let sql = format!(
             "WITH RECURSIVE chain(id, parent, depth) AS (

@@ -191,16 +191,19 @@ fn a_portcullis_without_its_hook_binary_installs_portcullis_hook() {
     if std::fs::hard_link(env!("CARGO_BIN_EXE_portcullis"), &alone).is_err() {
         std::fs::copy(env!("CARGO_BIN_EXE_portcullis"), &alone).expect("copy portcullis");
     }
-    let out = Command::new(&alone)
-        .args(["install", "claude-code"])
-        .current_dir(&env.proj)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &env.home)
-        .env("PORTCULLIS_MANAGED_CONFIG", env.root.join("managed.toml"))
-        .output()
-        .expect("portcullis runs");
-    assert!(out.status.success(), "{out:?}");
+    let install = || {
+        let out = Command::new(&alone)
+            .args(["install", "claude-code"])
+            .current_dir(&env.proj)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &env.home)
+            .env("PORTCULLIS_MANAGED_CONFIG", env.root.join("managed.toml"))
+            .output()
+            .expect("portcullis runs");
+        assert!(out.status.success(), "{out:?}");
+    };
+    install();
     let settings = json_of(&env.proj.join(".claude/settings.json"));
     assert_eq!(
         settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
@@ -213,16 +216,7 @@ fn a_portcullis_without_its_hook_binary_installs_portcullis_hook() {
     if std::fs::hard_link(env!("CARGO_BIN_EXE_portcullis-hook"), &front).is_err() {
         std::fs::copy(env!("CARGO_BIN_EXE_portcullis-hook"), &front).expect("copy");
     }
-    let again = Command::new(&alone)
-        .args(["install", "claude-code"])
-        .current_dir(&env.proj)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &env.home)
-        .env("PORTCULLIS_MANAGED_CONFIG", env.root.join("managed.toml"))
-        .output()
-        .expect("portcullis runs");
-    assert!(again.status.success(), "{again:?}");
+    install();
     let settings = json_of(&env.proj.join(".claude/settings.json"));
     assert_eq!(
         settings["hooks"]["PreToolUse"],
