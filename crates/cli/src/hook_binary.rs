@@ -11,8 +11,9 @@
 //! anything else (`guard`), the time budget is kept, and any error is a deny.
 
 #![deny(unsafe_code)]
-// Its entry point is `guard::c_entry!` below: std's start-up is not needed.
-#![no_main]
+// Its entry point is `guard::c_entry!` below: std's start-up is not needed
+// (the unit tests keep the test harness' own `main`).
+#![cfg_attr(not(test), no_main)]
 
 #[cfg(panic = "abort")]
 compile_error!(
@@ -46,8 +47,10 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: guard::CappedAlloc = guard::CappedAlloc;
 
+#[cfg(not(test))]
 guard::c_entry!(hook_main);
 
+#[cfg_attr(test, allow(dead_code))]
 fn hook_main() -> ExitCode {
     hook::main(1, || {
         // Anything but `AGENT [--config FILE] [--data-dir DIR]`: a refusal
