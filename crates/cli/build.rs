@@ -11,9 +11,13 @@
 fn main() {
     println!("cargo:rerun-if-changed=link/hook-symbol-order.txt");
     println!("cargo:rerun-if-changed=build.rs");
-    // Only where the linker is rust-lld (Rust's default on this target);
-    // GNU ld has no such option.
-    if std::env::var("TARGET").as_deref() == Ok("x86_64-unknown-linux-gnu") {
+    println!("cargo:rerun-if-env-changed=PORTCULLIS_NO_SYMBOL_ORDER");
+    // Only where the linker is rust-lld (Rust's default on this target since
+    // 1.90); GNU ld has no such option: a build that links with it sets
+    // PORTCULLIS_NO_SYMBOL_ORDER=1.
+    if std::env::var("TARGET").as_deref() == Ok("x86_64-unknown-linux-gnu")
+        && std::env::var_os("PORTCULLIS_NO_SYMBOL_ORDER").is_none()
+    {
         let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
         // `portcullis` too: pi's extension runs `portcullis hook pi`.
         for bin in ["portcullis-hook", "portcullis"] {
