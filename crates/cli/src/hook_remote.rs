@@ -1,6 +1,6 @@
 //! Which team server governs this machine (`PORTCULLIS_SERVER`), read in
-//! one place by all three binaries: the forwarder defers to `portcullis
-//! hook`, which asks the server ([`crate::remote_hook`]).
+//! one place by all three binaries; the hook and the bridge then ask that
+//! server ([`crate::remote_hook`]).
 
 /// The team server this machine is governed by, if any.
 pub fn governing_server() -> Option<String> {

@@ -58,7 +58,7 @@ impl World {
 
     /// `portcullis hook claude-code --config …` (the older hook command, which
     /// runs the same code as `portcullis-hook`), in the sandbox's environment.
-    fn front(&self, call: &Value) -> HookRun {
+    fn older_command(&self, call: &Value) -> HookRun {
         let base = self.sb.portcullis();
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"));
         c.env_clear();
@@ -252,7 +252,7 @@ fn a_terminated_server_removes_its_socket() {
 }
 
 #[test]
-fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
+fn both_hook_commands_answer_alike_with_or_without_a_daemon() {
     let w = World::new("front");
     let calls = [
         w.call("s1", "git status"),
@@ -260,10 +260,10 @@ fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
         w.call("s1", "npm test"),
     ];
     let same = |w: &World, call: &Value| {
-        let front = w.front(call);
+        let older = w.older_command(call);
         let hook = w.hook("off", call);
         assert_eq!(
-            (front.code, &front.stdout, &front.stderr),
+            (older.code, &older.stdout, &older.stderr),
             (hook.code, &hook.stdout, &hook.stderr),
             "portcullis hook and portcullis-hook differ for {call}"
         );
@@ -277,10 +277,10 @@ fn the_forwarding_front_answers_as_the_hook_does_with_or_without_a_daemon() {
     for call in &calls {
         same(&w, call);
     }
-    // Each call audited once per path (the front's through the daemon).
+    // Each call audited once per path (the older command's through the daemon).
     assert_eq!(w.sb.audited_decisions().len(), before + 2 * calls.len());
     // Input that is not JSON: the same refusal.
-    let broken = w.front(&json!("not an object"));
+    let broken = w.older_command(&json!("not an object"));
     assert_eq!(broken.code, Some(2), "{broken:?}");
 }
 

@@ -131,13 +131,21 @@ fn migrated(url: &str) {
         .args(["store", "migrate", "--store", url])
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said = succeeded(&out);
+    assert!(said.contains("schema version"), "{said}");
+}
+
+/// The standard output of a command that must have succeeded (both its
+/// outputs in the failure message).
+#[track_caller]
+fn succeeded(out: &std::process::Output) -> String {
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{said}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(said.contains("schema version"), "{said}");
+    said
 }
 
 #[test]
@@ -422,16 +430,11 @@ fn user_config(home: &Path, text: &str) {
 /// `server` as `name` (`person`: their login token); it must succeed.
 #[track_caller]
 fn enrolled(data: &Path, server: &str, name: &str, person: &str) {
-    let out = device(
+    succeeded(&device(
         data,
         &["enroll", "--server", server, "--name", name],
         person,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ));
 }
 
 #[test]
@@ -461,12 +464,7 @@ fn devices_are_enrolled_by_a_person_and_their_credential_only_asks() {
             &["enroll", "--server", &server, "--name", name],
             &s.token,
         );
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{said}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let said = succeeded(&out);
         assert!(said.contains(name), "{said}");
         let file = dir.join("device.json");
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
@@ -887,7 +885,8 @@ fn a_governed_hook_over_https_trusts_only_the_ca_it_was_enrolled_with() {
 /// `[server] url` in the person's own configuration governs the machine as
 /// `PORTCULLIS_SERVER` does — also when a `portcullis serve` of its own runs
 /// beside the hook: that daemon answers that the call is the team server's,
-/// and the hook (or the `portcullis-hook` forwarder) asks the team server.
+/// and the hook (`portcullis-hook` and `portcullis hook` alike) asks the team
+/// server.
 #[test]
 fn server_url_in_the_configuration_governs_the_machine_even_beside_a_local_daemon() {
     let url = postgres_cluster::fresh_database();
@@ -1299,12 +1298,7 @@ fn the_one_command_trial_runs_two_replicas_as_one_service() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = succeeded(&out);
     assert!(said.contains("replica 2: open the approval UI"), "{said}");
     assert!(said.contains("one service"), "{said}");
 }
