@@ -550,8 +550,11 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     let args = d.bridge_args(&project);
     let config = codex_home(&world).join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
+    // Codex gives a server 10 s to start and list its tools, and drops it
+    // silently when that runs out: too short for a debug build beside a
+    // busy test suite on 2 cores.
     text.push_str(&format!(
-        "\n[mcp_servers.fs]\ncommand = {}\nargs = {}\n",
+        "\n[mcp_servers.fs]\ncommand = {}\nargs = {}\nstartup_timeout_sec = 60\ntool_timeout_sec = 120\n",
         Value::from(harness::portcullis()),
         Value::from(args)
     ));
