@@ -49,7 +49,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use harness::{ALLOWED, CONFIG, DENIED, Ran, World, agent_bin};
-use model_server::{CALL_ID, ModelServer, function_call_outputs, tool_call};
+use model_server::{
+    CALL_ID, ModelServer, UNSUPPORTED_CALL, function_call_outputs, output_text, tool_call,
+};
 
 /// Per `codex exec` run; a normal run takes about a second.
 const CODEX_TIMEOUT: Duration = Duration::from_secs(60);
@@ -164,10 +166,27 @@ fn output_of(server: &ModelServer, id: &str) -> Option<String> {
         .iter()
         .flat_map(|r| function_call_outputs(&r.body))
         .find(|o| o["call_id"] == id)
-        .map(|o| match &o["output"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        .map(|o| output_text(&o))
+}
+
+/// The text of the last output of this run's calls that reached a tool:
+/// not one Codex answered itself with [`UNSUPPORTED_CALL`] (a call made
+/// before its MCP server was up), nor one of a resumed thread's earlier runs
+/// (those are in this run's first request already).
+fn tool_output(server: &ModelServer) -> Option<String> {
+    let requests = server.requests();
+    let outputs = |i: usize| {
+        requests
+            .get(i)
+            .map(|r| function_call_outputs(&r.body))
+            .unwrap_or_default()
+    };
+    let earlier: Vec<Value> = outputs(0).iter().map(|o| o["call_id"].clone()).collect();
+    outputs(requests.len().saturating_sub(1))
+        .iter()
+        .filter(|o| !earlier.contains(&o["call_id"]))
+        .map(output_text)
+        .rfind(|text| !text.starts_with(UNSUPPORTED_CALL))
 }
 
 fn thread_id(thread: Option<String>, ctx: &str) -> String {
@@ -567,18 +586,18 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
 
     let read = |path: &Path| tool_call("mcp__fs__read_text_file", &json!({"path": path}));
     // One Codex run (resuming `thread`) whose model calls `script`: the
-    // output of call `id`, the thread, and the run's report.
-    let attempt = |script: &str, thread: Option<&str>, name: &str, id: &str| {
+    // output of the call, the thread, and the run's report.
+    let attempt = |script: &str, thread: Option<&str>, name: &str| {
         let server = ModelServer::start(script);
         let (ran, started) = codex_in(&world, &bin, &project, &server, thread, name);
         let ctx = context(name, &ran, &server);
         eprintln!("{ctx}");
-        let output = output_of(&server, id).unwrap_or_default();
+        let output = tool_output(&server).unwrap_or_default();
         (output, started, ctx)
     };
 
     // 1. The read is refused with one request, in Codex's thread.
-    let (text, thread, ctx) = attempt(&read(&d.report), None, "the first read", CALL_ID);
+    let (text, thread, ctx) = attempt(&read(&d.report), None, "the first read");
     let thread = thread_id(thread, &ctx);
     assert!(
         text.contains("is waiting for a person") && !text.contains("quarterly"),
@@ -608,8 +627,7 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
     world.allow_downloads_for_the_session(id);
 
     // 3. The retry in the same thread reads the file.
-    let retry = format!("{CALL_ID}_1");
-    let (text, _, ctx) = attempt(&read(&d.report), Some(&thread), "the retry", &retry);
+    let (text, _, ctx) = attempt(&read(&d.report), Some(&thread), "the retry");
     assert!(
         text.contains("quarterly numbers: 42"),
         "the file's content did not reach the model: {text}\n{ctx}"
@@ -630,26 +648,21 @@ fn codex_reads_downloads_through_the_bridge_after_a_session_grant() {
         "mcp__fs__write_file",
         &json!({"path": written, "content": "from the agent\n"}),
     );
-    let (text, _, ctx) = attempt(&write, Some(&thread), "the write", &format!("{CALL_ID}_2"));
+    let (text, _, ctx) = attempt(&write, Some(&thread), "the write");
     assert!(
         text.contains("portcullis") && !written.exists(),
         "a write into Downloads was not refused: {text}\n{ctx}"
     );
 
     // 5. A symlink in Downloads pointing elsewhere is not read through the grant.
-    let (text, _, ctx) = attempt(
-        &read(&d.link),
-        Some(&thread),
-        "the symlink",
-        &format!("{CALL_ID}_3"),
-    );
+    let (text, _, ctx) = attempt(&read(&d.link), Some(&thread), "the symlink");
     assert!(
         text.contains("portcullis refused") && !text.contains("secret plan"),
         "a symlink out of Downloads was read through the grant: {text}\n{ctx}"
     );
 
     // 6. A new thread does not inherit the grant.
-    let (text, second, ctx) = attempt(&read(&d.report), None, "a second thread", CALL_ID);
+    let (text, second, ctx) = attempt(&read(&d.report), None, "a second thread");
     let second = thread_id(second, &ctx);
     assert_ne!(second, thread);
     assert!(

@@ -473,6 +473,12 @@ pub fn gemini_function_responses(body: &Value) -> Vec<Value> {
 /// (Codex 0.171.0 keeps them behind `tool_search`, not in `tools`) — whenever
 /// the last input item is a prompt (a resumed thread asks again), with call
 /// id [`CALL_ID`], then `…_1`, `…_2` after as many earlier outputs.
+///
+/// Codex starts its MCP servers beside the first request and does not wait
+/// for them: a call made before the server has listed its tools comes back
+/// as [`UNSUPPORTED_CALL`] without reaching any hook or server. The script
+/// then calls again a moment later, as a model told of the new namespace
+/// would, up to [`UNSUPPORTED_RETRIES`] times.
 fn responses(body: &Value, command: &str) -> (String, Vec<u8>) {
     let outputs = function_call_outputs(body);
     let mcp = scripted_tool(command).and_then(|(name, input)| {
@@ -481,7 +487,14 @@ fn responses(body: &Value, command: &str) -> (String, Vec<u8>) {
     });
     let call = match mcp {
         Some((namespace, tool, input)) => {
-            let prompted = last_input_item(body)["type"] != "function_call_output";
+            let last = last_input_item(body);
+            let unsupported = |o: &Value| output_text(o).starts_with(UNSUPPORTED_CALL);
+            let retry = unsupported(last)
+                && outputs.iter().filter(|o| unsupported(o)).count() <= UNSUPPORTED_RETRIES;
+            if retry {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            let prompted = last["type"] != "function_call_output" || retry;
             prompted.then(|| {
                 let id = match outputs.len() {
                     0 => CALL_ID.to_string(),
@@ -530,6 +543,21 @@ fn responses(body: &Value, command: &str) -> (String, Vec<u8>) {
         ),
     ];
     (answer.to_string(), event_stream(events))
+}
+
+/// How Codex answers a call of a tool it does not (yet) have.
+pub const UNSUPPORTED_CALL: &str = "unsupported call";
+
+/// How often the script calls an MCP tool again that Codex did not have yet.
+const UNSUPPORTED_RETRIES: usize = 40;
+
+/// The text of a `function_call_output` item: its `output` string, or the
+/// JSON of its content items.
+pub fn output_text(item: &Value) -> String {
+    match &item["output"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The `function_call_output` items of a Responses API request's input.
