@@ -107,10 +107,11 @@ pub fn run(args: &HookArgs) -> ExitCode {
     guard::watchdog(budget);
     let mut input = Vec::new();
     let read = std::io::stdin().read_to_end(&mut input);
-    guard::arm(&deny_reply(agent, event_of(&input), FAILED));
+    let event = event_of(&input);
+    guard::arm(&deny_reply(agent, event, FAILED));
     guard::arm_timeout(&deny_reply(
         agent,
-        event_of(&input),
+        event,
         &format!(
             "portcullis ran out of time judging this call ({} ms, kept under {}'s {} s hook \
              timeout) and denies it",
@@ -130,10 +131,10 @@ pub fn run(args: &HookArgs) -> ExitCode {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => deny_reply(
             agent,
-            event_of(&input),
+            event,
             &format!("portcullis could not judge this call and denies it: {e:#}"),
         ),
-        Err(_) => deny_reply(agent, event_of(&input), FAILED),
+        Err(_) => deny_reply(agent, event, FAILED),
     };
     emit(&reply)
 }

@@ -23,8 +23,16 @@ pub fn budget(agent: Agent) -> Duration {
 
 /// The event name, for replying in the right shape even to a payload that failed.
 pub fn event_of(input: &[u8]) -> &'static str {
-    let v: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
-    match v.get("hook_event_name").and_then(|e| e.as_str()) {
+    // Only the one field: the rest of the payload is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Event<'a> {
+        #[serde(borrow)]
+        hook_event_name: Option<std::borrow::Cow<'a, str>>,
+    }
+    let event = serde_json::from_slice::<Event>(input)
+        .ok()
+        .and_then(|e| e.hook_event_name);
+    match event.as_deref() {
         Some("PermissionRequest") => "PermissionRequest",
         Some("beforeReadFile") => "beforeReadFile",
         _ => "",

@@ -195,7 +195,12 @@ fn serve_one(stream: UnixStream, decider: &Arc<Decider>, runtime: &tokio::runtim
         let _ = writeln!(writer, "unknown agent");
         return;
     };
-    if writeln!(writer, "{ACCEPTED}").is_err() {
+    // One write: `writeln!` on a socket sends the line and its newline apart,
+    // waking the hook twice.
+    if writer
+        .write_all(format!("{ACCEPTED}\n").as_bytes())
+        .is_err()
+    {
         return;
     }
     // The hook's budget is at most its agent's timeout; a larger number
