@@ -1,5 +1,6 @@
 //! Lays out `portcullis-hook`'s code (and the daemon's, which judges the
-//! calls hooks hand it) so that what a hook call runs is contiguous: the linker (rust-lld) places the functions listed in
+//! calls hooks hand it) so that what a hook call runs is contiguous: the
+//! linker (rust-lld) places the functions listed in
 //! `link/hook-symbol-order.txt` first, in that order. A hook is a process an
 //! agent starts for every tool call, and each page of code it touches first
 //! costs a page fault (≈ 4 µs on the build machine, the kernel mapping 16
