@@ -105,7 +105,9 @@ pub fn run(args: &HookArgs) -> ExitCode {
     let deadline = Instant::now() + budget;
     guard::arm(&deny_reply(agent, "", FAILED));
     guard::watchdog(budget);
-    let mut input = Vec::new();
+    // Room for a usual payload at once: read_to_end would otherwise start at
+    // 32 bytes and take six reads for a 300-byte call.
+    let mut input = Vec::with_capacity(16 * 1024);
     let read = std::io::stdin().read_to_end(&mut input);
     let event = event_of(&input);
     guard::arm(&deny_reply(agent, event, FAILED));

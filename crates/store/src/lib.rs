@@ -490,7 +490,7 @@ impl Store {
             self.db.begin_write().map_err(self.sql(what))?;
         } else {
             self.db
-                .execute_batch("SAVEPOINT portcullis_op")
+                .control("SAVEPOINT portcullis_op")
                 .map_err(self.sql(what))?;
         }
         Ok(Tx {
@@ -561,7 +561,7 @@ impl Tx<'_> {
         if self.own {
             self.db.commit()
         } else {
-            self.db.execute_batch("RELEASE portcullis_op")
+            self.db.control("RELEASE portcullis_op")
         }
     }
 }

@@ -110,6 +110,11 @@ pub(crate) trait Conn: Send {
     fn commit(&self) -> Result<(), DbError>;
     /// Rolls the open transaction back.
     fn rollback(&self) -> Result<(), DbError>;
+    /// Runs one transaction-control statement (`SAVEPOINT`, `RELEASE`),
+    /// cached where the connection can.
+    fn control(&self, sql: &'static str) -> Result<(), DbError> {
+        self.execute_batch(sql)
+    }
     /// Whether a transaction is open.
     fn in_transaction(&self) -> bool;
     /// Which SQL this connection speaks.
