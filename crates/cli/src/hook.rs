@@ -206,7 +206,15 @@ fn handle(args: &HookArgs, input: &[u8], deadline: Instant) -> Result<Reply> {
             }
             let store = Store::open(&dir)
                 .with_context(|| format!("opening the store in {}", dir.display()))?;
-            Ok(Box::new(Engine::new(store, policy, facts)))
+            // Never closed: the process ends right after its answer, and the
+            // kernel releases the store's descriptors and locks then. Closing
+            // SQLite first freed every parsed schema object and statement,
+            // ≈ 80 k instructions (5 % of a call) before the answer went
+            // out. Nothing waits on the close: every write is committed by
+            // the time a decision returns.
+            Ok(Box::new(std::mem::ManuallyDrop::new(Engine::new(
+                store, policy, facts,
+            ))))
         },
     )
 }
