@@ -110,7 +110,11 @@ pub fn run(args: &HookArgs) -> ExitCode {
     let mut input = Vec::with_capacity(16 * 1024);
     let read = std::io::stdin().read_to_end(&mut input);
     let event = event_of(&input);
-    guard::arm(&deny_reply(agent, event, FAILED));
+    if !event.is_empty() {
+        // An event answered in a shape of its own (the refusal armed above
+        // has the agent's usual one).
+        guard::arm(&deny_reply(agent, event, FAILED));
+    }
     guard::arm_timeout(&deny_reply(
         agent,
         event,
