@@ -171,36 +171,10 @@ pub trait Authority {
     ) -> Result<Option<Outcome>>;
 }
 
-/// Whichever authority the configuration picked (the engine, or a team server).
-impl<A: Authority + ?Sized> Authority for Box<A> {
-    fn decide(
-        &self,
-        sessions: &[NewSession],
-        call: &ToolCall,
-        ctx: &CallContext,
-        now: i64,
-    ) -> Result<Outcome> {
-        (**self).decide(sessions, call, ctx, now)
-    }
-
-    fn wait_for_person(&self, request: i64, now: i64, timeout: Duration) -> Result<HoldStatus> {
-        (**self).wait_for_person(request, now, timeout)
-    }
-
-    fn leave_to_bridge(
-        &self,
-        sessions: &[NewSession],
-        call: &ToolCall,
-        ctx: &CallContext,
-        to: &HandOff,
-        now: i64,
-    ) -> Result<Option<Outcome>> {
-        (**self).leave_to_bridge(sessions, call, ctx, to, now)
-    }
-}
-
-/// An authority never dropped (the hook's own engine: see `hook::handle`).
-impl<A: Authority> Authority for std::mem::ManuallyDrop<A> {
+/// Whichever authority the configuration picked (the engine, or a team
+/// server), held by reference: a hook's own is never dropped (see
+/// `hook::handle`).
+impl<A: Authority + ?Sized> Authority for &A {
     fn decide(
         &self,
         sessions: &[NewSession],
