@@ -1153,16 +1153,18 @@ fn judge_exec_with(cmd: &portcullis_shell::Command, ctx: &mut Ctx<'_>, ask_rules
         // commands of its own (and a script they read is opaque).
         let runs_others = portcullis_shell::knowledge::is_shell(&name)
             || tables::TRANSPARENT_RUNNERS.contains(&name.as_str());
-        let why = if runs_others {
-            "runs what it is given, which is judged as commands of its own"
+        let (code, why) = if runs_others {
+            (
+                ReasonCode::CommandRunner,
+                "runs what it is given, which is judged as commands of its own",
+            )
         } else {
-            "a read-only program; its effects are judged one by one"
+            (
+                ReasonCode::ReadOnlyProgram,
+                "a read-only program; its effects are judged one by one",
+            )
         };
-        return reason(
-            Verdict::Allow,
-            ReasonCode::ReadOnlyProgram,
-            format!("{what}: {why}"),
-        );
+        return reason(Verdict::Allow, code, format!("{what}: {why}"));
     }
     let known = !name.is_empty() && is_known_program(&name);
     if ctx.mode == Mode::ApproveForMe

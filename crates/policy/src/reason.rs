@@ -67,6 +67,9 @@ reason_codes! {
     GlobOptions = "glob-options",
     /// A read-only program: its effects are judged one by one.
     ReadOnlyProgram = "read-only-program",
+    /// A shell or a transparent wrapper (`sh`, `timeout`, `env`): it runs what
+    /// it is given, and that is judged as commands of its own.
+    CommandRunner = "command-runner",
     /// Code run from somewhere the analysis cannot vouch for (an option, a
     /// file written and run in one call, a foreign git repository).
     Code = "code",
@@ -184,8 +187,8 @@ impl ReasonCode {
             GovernedElsewhere => false,
             // Allows and notes: nothing refused, nothing to override.
             RuleAllow | Grant | ModeFullAccess | ModeApproveForMe | ReadOnlyProgram
-            | HarmlessDevice | WorkspaceRead | Confined | NoEffect | AmbiguousMcpName
-            | LeftToBridge => false,
+            | CommandRunner | HarmlessDevice | WorkspaceRead | Confined | NoEffect
+            | AmbiguousMcpName | LeftToBridge => false,
         }
     }
 

@@ -264,6 +264,10 @@ fn explain_accounts_for_each_effect() {
         text.contains("`sh`: runs what it is given") && !text.contains("`sh`: a read-only program"),
         "{text}"
     );
+    assert!(
+        text.contains("(command-runner)") && !text.contains("(read-only-program)"),
+        "a shell's allow carries a code of its own: {text}"
+    );
     assert_eq!(text.matches("network access by curl").count(), 1, "{text}");
 }
 

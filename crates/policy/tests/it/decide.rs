@@ -899,3 +899,26 @@ fn confinement_allows_run_time_reads_and_holds_writes_to_the_policy() {
     );
     assert!(d.confine.is_none());
 }
+
+#[test]
+fn shells_and_wrappers_are_runners_not_read_only_programs() {
+    let p = policy("mode = \"ask\"\n");
+    let d = bash(&p, "timeout 5 sh -c 'ls'");
+    let code_of = |program: &str| {
+        let i = d
+            .effects
+            .iter()
+            .position(|e| matches!(e, Effect::Exec { program: p, .. } if p == program))
+            .unwrap_or_else(|| panic!("no exec of {program}: {d:?}"));
+        d.reasons
+            .iter()
+            .find(|r| r.effect == Some(i))
+            .map(|r| r.code)
+            .unwrap()
+    };
+    assert_eq!(code_of("timeout"), ReasonCode::CommandRunner);
+    assert_eq!(code_of("sh"), ReasonCode::CommandRunner);
+    assert_eq!(code_of("ls"), ReasonCode::ReadOnlyProgram);
+    assert_eq!(d.decision, Verdict::Allow);
+    assert!(!ReasonCode::CommandRunner.overridable());
+}
