@@ -174,7 +174,8 @@ pub fn pi_table() -> ToolTable {
 }
 
 /// The tool table of the agent named `agent` (`claude-code`, `codex`,
-/// `cursor`, `gemini-cli`, `pi`: a table's own [`ToolTable::agent`]).
+/// `cursor`, `gemini`, `pi`: a table's own [`ToolTable::agent`], as a
+/// stored request names it).
 pub fn by_agent(agent: &str) -> Option<ToolTable> {
     [
         claude_code_table(),
